@@ -1,0 +1,83 @@
+"""The operator's endpoint (default 127.0.0.1:9464): /metrics, /healthz, /readyz, /api/turns.
+
+/api/turns shows turn content, so it is bound to loopback by default and requires the receivers'
+bearer token when one is configured.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import choose_encoder
+
+from monitor.errors import Unauthenticated
+from monitor.ingest import check_bearer
+from monitor.model import AssistantTurn
+
+log = logging.getLogger(__name__)
+
+
+class RecentTurns:
+    """The last N assembled turns, newest last; a `TurnConsumer`."""
+
+    def __init__(self, size: int) -> None:
+        self.turns: deque[AssistantTurn] = deque(maxlen=size)
+
+    async def consume(self, turn: AssistantTurn) -> None:
+        self.turns.append(turn)
+
+
+class AdminServer:
+    def __init__(self, endpoint: str, registry: CollectorRegistry, recent: RecentTurns,
+                 ready: Callable[[], bool], bearer_token: str | None = None) -> None:
+        self.endpoint = endpoint
+        self.registry = registry
+        self.recent = recent
+        self.ready = ready
+        self.token = bearer_token
+        self._runner: web.AppRunner | None = None
+        self.port: int | None = None
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", lambda _: web.json_response({"status": "ok"}))
+        app.router.add_get("/readyz", self._ready)
+        app.router.add_get("/api/turns", self._turns)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        host, _, port = self.endpoint.rpartition(":")
+        site = web.TCPSite(self._runner, host.strip("[]"), int(port))
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        log.info("admin endpoint on http://%s:%s (/metrics, /healthz, /readyz, /api/turns)",
+                 host, self.port)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+        return web.Response(body=encoder(self.registry), headers={"Content-Type": content_type})
+
+    async def _ready(self, _: web.Request) -> web.Response:
+        ok = self.ready()
+        return web.json_response({"ready": ok}, status=200 if ok else 503)
+
+    async def _turns(self, request: web.Request) -> web.Response:
+        try:
+            check_bearer(request.headers.get("Authorization"), self.token)
+        except Unauthenticated as exc:
+            return web.json_response({"error": str(exc)}, status=401)
+        try:
+            limit = int(request.query.get("limit", "20"))
+        except ValueError:
+            return web.json_response({"error": "limit must be an integer"}, status=400)
+        turns = list(self.recent.turns)[-limit:] if limit > 0 else []
+        return web.json_response([t.model_dump(mode="json") for t in turns])

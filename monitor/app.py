@@ -1,0 +1,161 @@
+"""The sidecar: the one place where the stages are wired together.
+
+    sidecar = Sidecar(load_settings())
+    await sidecar.start()      # binds the receivers and the admin endpoint
+    ...
+    await sidecar.stop()       # refuses new data, completes pending turns, drains the queue
+
+receivers ──SpanSink──> TurnAssembler ──turn queue──> downstream (TurnConsumer)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+
+from prometheus_client import CollectorRegistry
+
+from monitor.admin import AdminServer, RecentTurns
+from monitor.assemble import TurnAssembler
+from monitor.config import Settings
+from monitor.emit.metrics import LabelGuard, Metrics
+from monitor.errors import RetryableError
+from monitor.ingest import Signal
+from monitor.ingest.grpc_receiver import GrpcReceiver
+from monitor.ingest.http_receiver import HttpReceiver
+from monitor.ingest.otlp import Batch, OtlpDecoder
+from monitor.model import AssistantTurn, TurnConsumer
+
+log = logging.getLogger(__name__)
+
+TICK_S = 0.1  # how often due turns are completed
+
+
+class Sidecar:
+    def __init__(self, settings: Settings, registry: CollectorRegistry | None = None,
+                 downstream: TurnConsumer | None = None) -> None:
+        self.settings = settings
+        self.metrics = Metrics(registry)
+        self.recent = RecentTurns(settings.admin.recent_turns)
+        self.downstream = downstream
+        self.assembler = TurnAssembler(settings.assembly, self.metrics)
+        self.services = LabelGuard(settings.labels.services, settings.labels.max_values)
+        self.routes = LabelGuard(settings.labels.routes, settings.labels.max_values)
+        self.turns: asyncio.Queue[AssistantTurn] = asyncio.Queue()  # bounded by admit()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._accepting = False
+
+        receivers = settings.receivers
+        token = receivers.bearer_token.get_secret_value() if receivers.bearer_token else None
+        decoder = OtlpDecoder(max_attribute_length=receivers.max_attribute_length,
+                              max_value_depth=receivers.max_value_depth,
+                              tenant_id=settings.tenant_id)
+        self.grpc = (GrpcReceiver(receivers.grpc, receivers.tls, decoder, self, self.metrics, token)
+                     if receivers.grpc.enabled else None)
+        self.http = (HttpReceiver(receivers.http, receivers.tls, decoder, self, self.metrics, token)
+                     if receivers.http.enabled else None)
+        self.admin = AdminServer(settings.admin.endpoint, self.metrics.registry, self.recent,
+                                 ready=lambda: self._accepting, bearer_token=token)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        try:
+            await self.admin.start()
+            for receiver in (self.grpc, self.http):
+                if receiver is not None:
+                    await receiver.start()
+        except BaseException:
+            await self.stop()  # a failed start undoes what it began
+            raise
+        self._tasks = [asyncio.create_task(self._tick(), name="assembly-tick"),
+                       asyncio.create_task(self._pump(), name="turn-pump")]
+        self._accepting = True
+
+    async def stop(self) -> None:
+        """Idempotent. New data is refused (503) while pending turns are completed and drained."""
+        self._accepting = False
+        for receiver in (self.grpc, self.http):
+            if receiver is not None:
+                await receiver.stop()
+        for turn in self.assembler.flush_all():
+            self._emit(turn)
+        if self._tasks:
+            await self._drain()
+            for task in self._tasks:
+                task.cancel()
+            for task in self._tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            self._tasks = []
+        await self.admin.stop()
+
+    async def _drain(self, timeout_s: float = 10.0) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                while not self.turns.empty():
+                    await asyncio.sleep(0.01)
+
+    # -- SpanSink ----------------------------------------------------------------------------
+
+    def admit(self) -> None:
+        if not self._accepting:
+            raise RetryableError("the sidecar is not accepting data (starting or stopping)",
+                                 overloaded=False)
+        if self.turns.qsize() >= self.settings.pipeline.turn_queue_size:
+            raise RetryableError("turn queue is full; retry later")
+
+    def consume(self, batch: Batch, receiver: str, signal: Signal) -> None:
+        m = self.metrics
+        if signal == "traces":
+            m.spans_received.labels(receiver).inc(batch.received)
+        for reason, count in batch.rejected.items():
+            m.spans_refused.labels(reason).inc(count)
+        for reason, count in batch.issues.items():
+            m.mapping_issues.labels(reason).inc(count)
+        conventions: Counter[str] = Counter()
+        for facts in batch.facts:
+            if not facts.is_log_fragment:
+                conventions.update(facts.conventions or ("unknown",))
+        for name, count in conventions.items():
+            m.spans_by_convention.labels(name).inc(count)
+        for turn in self.assembler.add(batch.facts):
+            self._emit(turn)
+        self._update_gauges()
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _emit(self, turn: AssistantTurn) -> None:
+        self.metrics.turns_received.labels(self.services(turn.service), self.routes(turn.route)).inc()
+        if not turn.question:
+            self.metrics.turns_incomplete.labels("no_question").inc()
+        if not turn.answer:
+            self.metrics.turns_incomplete.labels("no_answer").inc()
+        self.turns.put_nowait(turn)
+
+    def _update_gauges(self) -> None:
+        self.metrics.assembly_traces.set(self.assembler.trace_count)
+        self.metrics.assembly_spans.set(self.assembler.span_count)
+        self.metrics.queue_depth.labels("turns").set(self.turns.qsize())
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            for turn in self.assembler.expire():
+                self._emit(turn)
+            self._update_gauges()
+
+    async def _pump(self) -> None:
+        while True:
+            turn = await self.turns.get()
+            try:
+                await self.recent.consume(turn)
+                if self.downstream is not None:
+                    await self.downstream.consume(turn)
+            except Exception as exc:  # a failing stage must not stop the pipeline
+                # Only the type: an exception's text may quote trace content.
+                log.error("downstream stage failed on a turn: %s", type(exc).__name__)
+            finally:
+                self.turns.task_done()

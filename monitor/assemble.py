@@ -1,0 +1,235 @@
+"""Assembly: spans of one trace become one `AssistantTurn`.
+
+    assembler = TurnAssembler(settings.assembly, metrics)
+    done = assembler.add(batch.facts)     # turns flushed early (buffer full)
+    done += assembler.expire()            # turns whose root ended (+ grace) or whose wait is over
+
+A turn completes `root_grace_s` after its root span arrives (log events of the official OpenAI
+instrumentation travel separately and may trail the span), or `decision_wait_s` after its first
+span when no root is seen. The buffer is bounded in traces, spans and spans per trace; the oldest
+turn is flushed early when it is full. Spans of a turn already completed are counted as late.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from monitor.config import AssemblySettings
+from monitor.emit.metrics import Metrics
+from monitor.model import AssistantTurn, Message, RetrievedDocument, SpanFacts, ToolCall
+
+
+@dataclass(slots=True)
+class _Pending:
+    first_seen: float
+    spans: dict[bytes, SpanFacts] = field(default_factory=dict)
+    root_seen: bool = False
+
+
+class TurnAssembler:
+    def __init__(self, settings: AssemblySettings, metrics: Metrics,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        self.clock = clock
+        self._pending: OrderedDict[bytes, _Pending] = OrderedDict()  # oldest first
+        self._root_deadlines: deque[tuple[float, bytes]] = deque()  # grace is constant: sorted
+        self._completed: OrderedDict[bytes, None] = OrderedDict()
+        self.span_count = 0
+
+    @property
+    def trace_count(self) -> int:
+        return len(self._pending)
+
+    def add(self, facts: list[SpanFacts]) -> list[AssistantTurn]:
+        """Buffer spans; return the turns flushed early to make room."""
+        now = self.clock()
+        limits = self.settings
+        for f in facts:
+            trace_id = f.trace_id
+            pending = self._pending.get(trace_id)
+            if pending is None:
+                if trace_id in self._completed:
+                    self.metrics.spans_refused.labels("late").inc()
+                    continue
+                pending = self._pending[trace_id] = _Pending(first_seen=now)
+            known = pending.spans.get(f.span_id)
+            if known is not None:
+                known.merge(f)
+            elif len(pending.spans) >= limits.max_spans_per_trace:
+                self.metrics.spans_refused.labels("trace_too_large").inc()
+                continue
+            else:
+                pending.spans[f.span_id] = f
+                self.span_count += 1
+                known = f
+            if known.is_root and not known.is_log_fragment and not pending.root_seen:
+                pending.root_seen = True
+                self._root_deadlines.append((now + limits.root_grace_s, trace_id))
+        flushed = []
+        while self._pending and (len(self._pending) > limits.max_traces
+                                 or self.span_count > limits.max_spans):
+            trace_id = next(iter(self._pending))
+            flushed.append(self._complete(trace_id, "evicted"))
+        return flushed
+
+    def expire(self) -> list[AssistantTurn]:
+        """Complete the turns that are due."""
+        now = self.clock()
+        done = []
+        while self._root_deadlines and self._root_deadlines[0][0] <= now:
+            _, trace_id = self._root_deadlines.popleft()
+            if trace_id in self._pending:
+                done.append(self._complete(trace_id, "root_ended"))
+        wait = self.settings.decision_wait_s
+        while self._pending:
+            trace_id, pending = next(iter(self._pending.items()))
+            if pending.first_seen + wait > now:
+                break
+            done.append(self._complete(trace_id, "decision_wait"))
+        return done
+
+    def flush_all(self) -> list[AssistantTurn]:
+        return [self._complete(trace_id, "shutdown") for trace_id in list(self._pending)]
+
+    def _complete(self, trace_id: bytes, reason: str) -> AssistantTurn:
+        pending = self._pending.pop(trace_id)
+        self.span_count -= len(pending.spans)
+        if self.settings.remember_completed:
+            self._completed[trace_id] = None
+            if len(self._completed) > self.settings.remember_completed:
+                self._completed.popitem(last=False)
+        self.metrics.turn_completions.labels(reason).inc()
+        return build_turn(trace_id, list(pending.spans.values()), reason)
+
+
+# ----------------------------------------------------------------------------- composition
+
+def _by_start(spans: list[SpanFacts]) -> list[SpanFacts]:
+    return sorted(spans, key=lambda s: (s.start_ns, s.end_ns))
+
+
+def _inputs(span: SpanFacts) -> list[Message]:
+    return span.input_messages or span.event_inputs
+
+
+def _outputs(span: SpanFacts) -> list[Message]:
+    return span.output_messages or span.event_outputs
+
+
+def _last_user_text(messages: list[Message]) -> str | None:
+    for message in reversed(messages):
+        if message.role == "user" and message.content:
+            return message.content
+    return None
+
+
+def _final_text(messages: list[Message]) -> str | None:
+    for message in reversed(messages):
+        if message.role in ("assistant", "") and message.content:
+            return message.content
+    return None
+
+
+def _tool_calls(spans: list[SpanFacts], llm_calls: list[SpanFacts]) -> list[ToolCall]:
+    """Executed tool spans first; then calls the model requested that no span recorded, with
+    their results taken from later `tool` messages."""
+    calls = []
+    for span in spans:
+        if span.tool is not None:
+            call = span.tool.model_copy()
+            call.error = call.error or span.error
+            calls.append(call)
+    results = {m.tool_call_id: m.content for s in llm_calls for m in _inputs(s)
+               if m.role == "tool" and m.tool_call_id}
+    by_id = {c.call_id: c for c in calls if c.call_id}
+    matched: set[int] = set()
+    for span in llm_calls:
+        for message in _outputs(span):
+            for requested in message.tool_calls:
+                match = by_id.get(requested.call_id) if requested.call_id else None
+                if match is None:  # executed spans without ids: match by name, in order
+                    match = next((c for c in calls if c.call_id is None and c.name == requested.name
+                                  and id(c) not in matched), None)
+                if match is not None:
+                    matched.add(id(match))
+                    match.call_id = match.call_id or requested.call_id
+                    if match.arguments is None:
+                        match.arguments = requested.arguments
+                    continue
+                call = requested.model_copy()
+                call.result = results.get(call.call_id)
+                calls.append(call)
+                if call.call_id:
+                    by_id[call.call_id] = call
+    return calls
+
+
+def build_turn(trace_id: bytes, spans: list[SpanFacts], completion: str) -> AssistantTurn:
+    # Log fragments whose span never arrived still carry content: they stay, untimed, first.
+    spans = _by_start(spans)
+    root = next((s for s in spans if s.is_root), None)
+    llm_calls = [s for s in spans if s.role == "llm" and (_inputs(s) or _outputs(s))]
+    entry = [s for s in spans if s.role in ("chain", "agent")]
+    if root is not None and root in entry:
+        entry.remove(root)
+        entry.insert(0, root)
+
+    question = next((s.question for s in spans if s.question), None)
+    question = question or next((s.input_text for s in entry if s.input_text), None)
+    agent_inputs = [m for s in entry for m in _inputs(s)]
+    question = question or _last_user_text(agent_inputs)
+    if question is None and llm_calls:
+        question = _last_user_text(_inputs(llm_calls[0]))
+    question = question or next((s.input_text for s in spans if s.role == "retrieval"
+                                 and s.input_text), None)
+
+    answer = next((s.answer for s in reversed(spans) if s.answer), None)
+    answer = answer or next((s.output_text for s in entry if s.output_text), None)
+    answer = answer or next((_final_text(_outputs(s)) for s in entry if _final_text(_outputs(s))),
+                            None)
+    for span in sorted(llm_calls, key=lambda s: s.end_ns, reverse=True):
+        if answer:
+            break
+        answer = _final_text(_outputs(span))
+
+    documents: list[RetrievedDocument] = []
+    seen: set[tuple[str | None, str | None]] = set()
+    for span in spans:
+        for doc in span.documents:
+            key = (doc.id, doc.content)
+            if key not in seen:
+                seen.add(key)
+                documents.append(doc)
+
+    starts = [s.start_ns for s in spans if s.start_ns]
+    ends = [s.end_ns for s in spans if s.end_ns]
+    model_span = next((s for s in sorted(llm_calls, key=lambda s: s.end_ns, reverse=True)
+                       if s.model), None)
+    first = root or (spans[0] if spans else None)
+    return AssistantTurn(
+        trace_id=trace_id.hex(),
+        service=(first.service if first and first.service else
+                 next((s.service for s in spans if s.service), None) or "unknown"),
+        tenant=next((s.tenant for s in spans if s.tenant), None),
+        route=next((s.route for s in spans if s.route), None),
+        question=question,
+        documents=documents,
+        answer=answer,
+        tool_calls=_tool_calls(spans, llm_calls),
+        model=(model_span.model if model_span else next((s.model for s in spans if s.model), None)),
+        feedback=next((s.feedback for s in reversed(spans) if s.feedback), None),
+        error=next((s.error for s in spans if s.error), None),
+        scenario_id=next((s.scenario_id for s in spans if s.scenario_id), None),
+        conversation_id=next((s.conversation_id for s in spans if s.conversation_id), None),
+        start_time_unix_nano=min(starts, default=0),
+        duration_ms=(max(ends) - min(starts)) / 1e6 if starts and ends else 0.0,
+        input_tokens=sum(s.input_tokens for s in spans),
+        output_tokens=sum(s.output_tokens for s in spans),
+        span_count=len(spans),
+        conventions=sorted(set().union(*(s.conventions for s in spans)) if spans else []),
+        completion=completion,  # type: ignore[arg-type]
+    )

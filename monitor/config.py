@@ -1,0 +1,181 @@
+"""One validated configuration for the whole sidecar.
+
+Sources, later ones winning: defaults < YAML file (`--config`, or `ASSISTANT_MONITOR_CONFIG`) <
+environment (`ASSISTANT_MONITOR_<SECTION>__<KEY>`, e.g. `ASSISTANT_MONITOR_RECEIVERS__GRPC__ENDPOINT`).
+Unknown keys are errors. `load_settings` reports every problem with its dotted path before any
+port is bound.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from monitor.errors import ConfigError
+
+ENV_PREFIX = "ASSISTANT_MONITOR_"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _check_endpoint(value: str) -> str:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"expected host:port, got {value!r}")
+    return value
+
+
+class GrpcReceiverSettings(_Section):
+    enabled: bool = True
+    endpoint: str = "127.0.0.1:4317"
+    max_recv_msg_size_mib: int = Field(16, gt=0, le=512)
+
+    _endpoint = field_validator("endpoint")(_check_endpoint)
+
+
+class HttpReceiverSettings(_Section):
+    enabled: bool = True
+    endpoint: str = "127.0.0.1:4318"
+    max_request_body_size_mib: int = Field(16, gt=0, le=512)
+
+    _endpoint = field_validator("endpoint")(_check_endpoint)
+
+
+class TLSSettings(_Section):
+    cert_file: Path | None = None
+    key_file: Path | None = None
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> TLSSettings:
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("cert_file and key_file go together")
+        for path in (self.cert_file, self.key_file):
+            if path is not None and not path.is_file():
+                raise ValueError(f"no such file: {path}")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return self.cert_file is not None
+
+
+class ReceiverSettings(_Section):
+    grpc: GrpcReceiverSettings = GrpcReceiverSettings()
+    http: HttpReceiverSettings = HttpReceiverSettings()
+    bearer_token: SecretStr | None = None  # when set, every request must carry it
+    tls: TLSSettings = TLSSettings()
+    max_attribute_length: int = Field(1 << 20, gt=0)  # longer strings are cut and counted
+    max_value_depth: int = Field(16, gt=0, le=64)  # deeper nested values are dropped and counted
+
+
+class AssemblySettings(_Section):
+    decision_wait_s: float = Field(30.0, gt=0)  # complete a turn this long after its first span
+    root_grace_s: float = Field(1.0, ge=0)  # after the root span ends, wait for late log events
+    max_traces: int = Field(10_000, gt=0)  # turns being assembled; the oldest is flushed beyond
+    max_spans: int = Field(200_000, gt=0)
+    max_spans_per_trace: int = Field(2_000, gt=0)
+    remember_completed: int = Field(100_000, ge=0)  # trace ids kept to recognise late spans
+
+
+class LabelSettings(_Section):
+    """Metric label values come only from bounded sets: configured, or the first `max_values` seen."""
+
+    services: list[str] = []
+    routes: list[str] = []
+    max_values: int = Field(50, gt=0, le=1000)
+
+
+class PipelineSettings(_Section):
+    turn_queue_size: int = Field(10_000, gt=0)  # assembled turns waiting for the next stage
+
+
+class AdminSettings(_Section):
+    endpoint: str = "127.0.0.1:9464"  # /metrics, /healthz, /readyz, /api/turns
+    recent_turns: int = Field(200, ge=0)
+
+    _endpoint = field_validator("endpoint")(_check_endpoint)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", populate_by_name=True
+    )
+
+    tenant_id: str | None = None  # when set, spans whose resource `tenant.id` differs are refused
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO",
+        validation_alias=AliasChoices("log_level", f"{ENV_PREFIX}LOG_LEVEL", "OTEL_LOG_LEVEL"),
+    )
+    receivers: ReceiverSettings = ReceiverSettings()
+    assembly: AssemblySettings = AssemblySettings()
+    labels: LabelSettings = LabelSettings()
+    pipeline: PipelineSettings = PipelineSettings()
+    admin: AdminSettings = AdminSettings()
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The YAML file is passed through init_settings; the environment overrides it.
+        return (env_settings, init_settings)
+
+
+_SECRET_HINTS = ("token", "secret", "key", "password")
+
+
+def _describe(error: dict[str, Any]) -> str:
+    path = ".".join(str(p) for p in error["loc"]) or "(root)"
+    message = error["msg"]
+    if error["type"] == "extra_forbidden":
+        message = "unknown key"
+    elif error["type"] == "value_error":
+        message = message.removeprefix("Value error, ")
+    elif not any(hint in path for hint in _SECRET_HINTS) and error["type"] != "missing":
+        message += f" (got {error.get('input')!r})"
+    return f"{path}: {message}"
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """Read the YAML file (if any) and the environment; raise ConfigError naming every bad key."""
+    path = path or os.environ.get(f"{ENV_PREFIX}CONFIG")
+    data: dict[str, Any] = {}
+    if path:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text())
+        except OSError as exc:
+            raise ConfigError([f"config file {path}: {exc.strerror}"]) from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError([f"config file {path}: not valid YAML: {exc}"]) from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError([f"config file {path}: expected a mapping at the top level"])
+        data = loaded or {}
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        raise ConfigError([_describe(e) for e in exc.errors()]) from None

@@ -1,0 +1,31 @@
+"""Ingest: receivers (OTLP gRPC, OTLP HTTP) decode payloads into `SpanFacts` for assembly.
+
+Receivers see the rest of the pipeline only through `SpanSink`.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Literal, Protocol
+
+from monitor.errors import Unauthenticated
+from monitor.ingest.otlp import Batch
+
+Signal = Literal["traces", "logs"]
+
+
+class SpanSink(Protocol):
+    def admit(self) -> None:
+        """Raise RetryableError when the pipeline cannot take more now."""
+
+    def consume(self, batch: Batch, receiver: str, signal: Signal) -> None:
+        """Take a decoded batch; never raises."""
+
+
+def check_bearer(header: str | None, token: str | None) -> None:
+    """Raise Unauthenticated unless `header` is `Bearer <token>` (or no token is configured)."""
+    if token is None:
+        return
+    scheme, _, value = (header or "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
+        raise Unauthenticated("missing or invalid bearer token")

@@ -1,0 +1,262 @@
+"""OTLP payloads in, `SpanFacts` out: the decoding every receiver (gRPC, HTTP, Kafka, replay) shares.
+
+    decoder = OtlpDecoder(settings.receivers, tenant_id="acme")
+    request = decoder.parse_traces(body, "json")       # PermanentError naming what is wrong
+    batch = decoder.traces(request)                    # facts, rejected count, issues by reason
+
+Traces carry most of what a turn needs. Logs matter too: the official OpenAI instrumentation
+(opentelemetry-instrumentation-openai-v2) records message content as GenAI log events, so
+`decoder.logs` turns those into fragments of the span they belong to.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+from exporters import attributes as A
+from monitor.errors import PermanentError
+from monitor.ingest import semconv
+from monitor.model import SpanFacts
+
+Format = Literal["proto", "json"]
+STATUS_ERROR = 2
+# Span.flags bits 8 and 9: "has is_remote" and "parent is remote" (OTLP trace.proto).
+_PARENT_IS_REMOTE = 0x300
+_MAX_MESSAGES = 3  # rejection messages quoted back to the client
+
+
+@dataclass(slots=True)
+class Batch:
+    """The outcome of decoding one request."""
+
+    facts: list[SpanFacts] = field(default_factory=list)
+    received: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)  # reason -> spans refused
+    issues: Counter[str] = field(default_factory=Counter)  # reason -> things not understood
+    messages: list[str] = field(default_factory=list)
+
+    def reject(self, reason: str, count: int, message: str) -> None:
+        self.rejected[reason] += count
+        if len(self.messages) < _MAX_MESSAGES:
+            self.messages.append(message)
+
+    @property
+    def rejected_total(self) -> int:
+        return sum(self.rejected.values())
+
+    @property
+    def error_message(self) -> str:
+        return "; ".join(self.messages)
+
+
+# OTLP/JSON encodes ids as hex where protobuf JSON expects base64 (OTLP spec, JSON encoding).
+_ID_FIELDS = ("traceId", "spanId", "parentSpanId")
+
+
+def _hex_ids_to_base64(obj: dict[str, Any], where: str) -> None:
+    for key in _ID_FIELDS:
+        value = obj.get(key)
+        if isinstance(value, str) and value:
+            try:
+                obj[key] = base64.b64encode(bytes.fromhex(value)).decode()
+            except ValueError:
+                raise PermanentError(f"{where}.{key}: {value[:40]!r} is not hex") from None
+
+
+def _walk(data: Any, outer: str, middle: str, inner: str) -> None:
+    for i, resource in enumerate(_list(data, outer, outer)):
+        for j, scope in enumerate(_list(resource, middle, f"{outer}[{i}]")):
+            where = f"{outer}[{i}].{middle}[{j}]"
+            for k, item in enumerate(_list(scope, inner, where)):
+                if not isinstance(item, dict):
+                    raise PermanentError(f"{where}.{inner}[{k}]: expected an object")
+                _hex_ids_to_base64(item, f"{where}.{inner}[{k}]")
+                for n, link in enumerate(item.get("links") or []):
+                    if isinstance(link, dict):
+                        _hex_ids_to_base64(link, f"{where}.{inner}[{k}].links[{n}]")
+
+
+def _list(obj: Any, key: str, where: str) -> list[Any]:
+    if not isinstance(obj, dict):
+        raise PermanentError(f"{where}: expected an object")
+    value = obj.get(key) or []
+    if not isinstance(value, list):
+        raise PermanentError(f"{where}.{key}: expected an array")
+    return value
+
+
+def _parse(body: bytes, fmt: Format, message: Any, path: tuple[str, str, str]) -> Any:
+    kind = type(message).__name__
+    if fmt == "proto":
+        try:
+            message.ParseFromString(body)
+        except (DecodeError, RecursionError) as exc:
+            raise PermanentError(f"malformed protobuf {kind}: {exc}") from None
+        return message
+    try:
+        data = json.loads(body)
+    except UnicodeDecodeError:
+        raise PermanentError("JSON body is not UTF-8") from None
+    except RecursionError:
+        raise PermanentError("JSON body is nested too deeply") from None
+    except ValueError as exc:
+        raise PermanentError(f"malformed JSON: {exc}") from None
+    _walk(data, *path)
+    try:
+        return json_format.ParseDict(data, message, ignore_unknown_fields=True)
+    except (json_format.ParseError, RecursionError, TypeError, ValueError) as exc:
+        raise PermanentError(f"JSON is not an OTLP {kind}: {exc}") from None
+
+
+class OtlpDecoder:
+    def __init__(self, *, max_attribute_length: int, max_value_depth: int,
+                 tenant_id: str | None = None) -> None:
+        self.max_len = max_attribute_length
+        self.max_depth = max_value_depth
+        self.tenant_id = tenant_id
+
+    def parse_traces(self, body: bytes, fmt: Format) -> ExportTraceServiceRequest:
+        return _parse(body, fmt, ExportTraceServiceRequest(),
+                      ("resourceSpans", "scopeSpans", "spans"))
+
+    def parse_logs(self, body: bytes, fmt: Format) -> ExportLogsServiceRequest:
+        return _parse(body, fmt, ExportLogsServiceRequest(),
+                      ("resourceLogs", "scopeLogs", "logRecords"))
+
+    # -- values ------------------------------------------------------------------------------
+
+    def _value(self, v: AnyValue, depth: int, issues: Counter[str]) -> Any:
+        kind = v.WhichOneof("value")
+        if kind == "string_value":
+            s = v.string_value
+            if len(s) > self.max_len:
+                issues["value_truncated"] += 1
+                return s[: self.max_len]
+            return s
+        if kind is None:
+            return None
+        if kind in ("array_value", "kvlist_value"):
+            if depth >= self.max_depth:
+                issues["value_too_deep"] += 1
+                return None
+            if kind == "array_value":
+                return [self._value(x, depth + 1, issues) for x in v.array_value.values]
+            return {kv.key: self._value(kv.value, depth + 1, issues)
+                    for kv in v.kvlist_value.values}
+        if kind == "bytes_value":
+            return base64.b64encode(v.bytes_value).decode()
+        return getattr(v, kind)
+
+    def _attrs(self, kvs: Any, issues: Counter[str]) -> dict[str, Any]:
+        out = {}
+        for kv in kvs:
+            v = kv.value
+            # Fast path: most attributes are short strings.
+            if v.WhichOneof("value") == "string_value" and len(v.string_value) <= self.max_len:
+                out[kv.key] = v.string_value
+            else:
+                out[kv.key] = self._value(v, 0, issues)
+        return out
+
+    def _resource(self, kvs: list[KeyValue], batch: Batch, count: int, noun: str
+                  ) -> tuple[str | None, str | None] | None:
+        """(service, tenant) of a resource, or None if its spans are refused."""
+        service = tenant = None
+        for kv in kvs:
+            if kv.key == A.SERVICE_NAME:
+                service = kv.value.string_value or None
+            elif kv.key == A.TENANT_ID:
+                tenant = kv.value.string_value or None
+        if self.tenant_id is not None and tenant != self.tenant_id:
+            reason = "missing tenant.id" if tenant is None else f"tenant.id {tenant!r}"
+            batch.reject("tenant_mismatch", count,
+                         f"{count} {noun} refused: {reason} is not this sidecar's tenant")
+            return None
+        return service, tenant
+
+    # -- traces --------------------------------------------------------------------------------
+
+    def traces(self, request: ExportTraceServiceRequest) -> Batch:
+        batch = Batch()
+        issues = batch.issues
+        for rs in request.resource_spans:
+            count = sum(len(ss.spans) for ss in rs.scope_spans)
+            batch.received += count
+            owner = self._resource(rs.resource.attributes, batch, count, "spans")
+            if owner is None:
+                continue
+            service, tenant = owner
+            for ss in rs.scope_spans:
+                for span in ss.spans:
+                    trace_id, span_id = span.trace_id, span.span_id
+                    if len(trace_id) != 16 or trace_id == bytes(16):
+                        batch.reject("invalid_trace_id", 1,
+                                     f"span {span.name!r}: trace_id must be 16 non-zero bytes")
+                        continue
+                    if len(span_id) != 8 or span_id == bytes(8):
+                        batch.reject("invalid_span_id", 1,
+                                     f"span {span.name!r}: span_id must be 8 non-zero bytes")
+                        continue
+                    facts = SpanFacts(
+                        span_id=span_id, trace_id=trace_id, parent_span_id=span.parent_span_id,
+                        service=service, tenant=tenant, name=span.name,
+                        start_ns=span.start_time_unix_nano, end_ns=span.end_time_unix_nano,
+                    )
+                    parent = span.parent_span_id
+                    facts.is_root = not parent or span.flags & _PARENT_IS_REMOTE == _PARENT_IS_REMOTE
+                    if span.status.code == STATUS_ERROR:
+                        facts.error = span.status.message or "error"
+                    events = [(e.name, self._attrs(e.attributes, issues)) for e in span.events
+                              if e.name.startswith(semconv.INTERESTING_EVENT_PREFIXES)]
+                    semconv.extract(facts, self._attrs(span.attributes, issues), events, issues)
+                    batch.facts.append(facts)
+        return batch
+
+    # -- logs ----------------------------------------------------------------------------------
+
+    def logs(self, request: ExportLogsServiceRequest) -> Batch:
+        """GenAI content events in log records, as fragments of the spans they belong to.
+
+        Log records without a span context, or that are not GenAI events, are ignored (counted
+        in `issues["log_not_genai"]`): the sidecar is not a log pipeline.
+        """
+        batch = Batch()
+        issues = batch.issues
+        for rl in request.resource_logs:
+            count = sum(len(sl.log_records) for sl in rl.scope_logs)
+            batch.received += count
+            owner = self._resource(rl.resource.attributes, batch, count, "log records")
+            if owner is None:
+                continue
+            service, tenant = owner
+            fragments: dict[bytes, SpanFacts] = {}
+            for sl in rl.scope_logs:
+                for record in sl.log_records:
+                    attrs = self._attrs(record.attributes, issues)
+                    name = record.event_name or str(attrs.get("event.name", ""))
+                    if (not name.startswith("gen_ai.") or len(record.trace_id) != 16
+                            or len(record.span_id) != 8):
+                        issues["log_not_genai"] += 1
+                        continue
+                    body = self._value(record.body, 0, issues)
+                    if not isinstance(body, dict):
+                        body = {"content": body} if body is not None else {}
+                    facts = fragments.get(record.span_id)
+                    if facts is None:
+                        facts = fragments[record.span_id] = SpanFacts(
+                            span_id=record.span_id, trace_id=record.trace_id, service=service,
+                            tenant=tenant, is_log_fragment=True)
+                        batch.facts.append(facts)
+                    if semconv.genai_events([(name, body)], facts, issues):
+                        facts.conventions.add("genai")
+        return batch

@@ -1,0 +1,134 @@
+"""The data that flows between stages.
+
+Hot path (one per span): `SpanFacts`, plain slotted dataclasses filled by the semantic-convention
+mapping. Once per turn: `AssistantTurn`, a validated pydantic model that the sampler, the judges
+and the store share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+SpanRole = Literal["llm", "retrieval", "tool", "agent", "chain", "other"]
+
+
+class RetrievedDocument(BaseModel):
+    id: str | None = None
+    content: str | None = None
+    score: float | None = None
+
+
+class ToolCall(BaseModel):
+    name: str
+    arguments: Any = None  # a dict when the arguments were JSON, else the raw string
+    result: Any = None
+    error: str | None = None
+    call_id: str | None = None
+
+
+class Feedback(BaseModel):
+    score: float = Field(ge=-1.0, le=1.0)  # -1 bad .. 1 good
+    comment: str | None = None
+
+
+class AssistantTurn(BaseModel):
+    """One user question and everything the assistant did to answer it (one trace)."""
+
+    trace_id: str  # 32 hex digits
+    service: str = "unknown"
+    route: str | None = None
+    tenant: str | None = None
+    question: str | None = None
+    documents: list[RetrievedDocument] = Field(default_factory=list)
+    answer: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    model: str | None = None
+    feedback: Feedback | None = None
+    error: str | None = None  # the first error status message of any span
+    scenario_id: str | None = None
+    conversation_id: str | None = None
+    start_time_unix_nano: int = 0
+    duration_ms: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    span_count: int = 0
+    conventions: list[str] = Field(default_factory=list)  # which conventions the spans used
+    completion: Literal["root_ended", "decision_wait", "evicted", "shutdown"] = "root_ended"
+
+
+@dataclass(slots=True)
+class Message:
+    role: str
+    content: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None  # on role "tool": which call this is the result of
+
+
+@dataclass(slots=True)
+class SpanFacts:
+    """What one span (or log events about it) tells about the turn, in convention-free terms."""
+
+    span_id: bytes
+    trace_id: bytes = b""
+    parent_span_id: bytes = b""
+    service: str | None = None
+    tenant: str | None = None
+    name: str = ""
+    start_ns: int = 0
+    end_ns: int = 0
+    role: SpanRole = "other"
+    conventions: set[str] = field(default_factory=set)
+    input_messages: list[Message] | None = None  # from span attributes
+    output_messages: list[Message] | None = None
+    event_inputs: list[Message] = field(default_factory=list)  # from GenAI events (span or log)
+    event_outputs: list[Message] = field(default_factory=list)
+    input_text: str | None = None  # a chain's input, a retriever's query
+    output_text: str | None = None
+    documents: list[RetrievedDocument] = field(default_factory=list)
+    tool: ToolCall | None = None  # set on tool-execution spans
+    model: str | None = None
+    question: str | None = None  # explicit, from assistant.* attributes
+    answer: str | None = None
+    route: str | None = None
+    feedback: Feedback | None = None
+    scenario_id: str | None = None
+    conversation_id: str | None = None
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    is_root: bool = False  # no parent, or a parent in another process (remote)
+    is_log_fragment: bool = False  # built from log events, merged into the span's facts
+
+    def merge(self, other: SpanFacts) -> None:
+        """Fold facts about the same span (from log events or a re-sent span) into this one."""
+        for name in ("input_messages", "output_messages", "input_text", "output_text", "tool",
+                     "model", "question", "answer", "route", "feedback", "scenario_id",
+                     "conversation_id", "error"):
+            if getattr(self, name) is None:
+                setattr(self, name, getattr(other, name))
+        if not self.documents:
+            self.documents = other.documents
+        self.event_inputs.extend(other.event_inputs)
+        self.event_outputs.extend(other.event_outputs)
+        if self.role == "other":
+            self.role = other.role
+        self.conventions |= other.conventions
+        if not other.is_log_fragment:
+            self.parent_span_id = self.parent_span_id or other.parent_span_id
+            self.service = self.service or other.service
+            self.name = self.name or other.name
+            self.start_ns = self.start_ns or other.start_ns
+            self.end_ns = self.end_ns or other.end_ns
+            self.input_tokens = self.input_tokens or other.input_tokens
+            self.output_tokens = self.output_tokens or other.output_tokens
+            self.is_root = self.is_root or other.is_root
+            self.is_log_fragment = False
+
+
+class TurnConsumer(Protocol):
+    """The one interface between stages after assembly."""
+
+    async def consume(self, turn: AssistantTurn) -> None: ...

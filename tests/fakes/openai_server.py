@@ -1,0 +1,108 @@
+"""A scripted OpenAI-compatible HTTP server for tests.
+
+It speaks the real `/v1/chat/completions` protocol over real HTTP, so the real `openai` client
+(and the instrumentors wrapping it) run unmodified. What it answers is scripted: a callable maps
+each request body to a reply, which the server wraps in a well-formed completion.
+
+    with ScriptedOpenAIServer(lambda req: Reply(content="Paris.")) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="test")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class Reply:
+    """One scripted answer: text, tool calls, or an HTTP error."""
+
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"name":..., "arguments": {...}}
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+
+
+Script = Callable[[dict[str, Any]], Reply]
+
+
+class ScriptedOpenAIServer:
+    def __init__(self, script: Script, host: str = "127.0.0.1") -> None:
+        self.script = script
+        self.host = host
+        self.port = 0
+        self.requests: list[dict[str, Any]] = []
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.requests.append(body)
+        reply = self.script(body)
+        if reply.status != 200:
+            error = {"error": {"message": reply.content or "scripted error", "type": "server_error"}}
+            return web.json_response(error, status=reply.status, headers=reply.headers)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+                }
+                for i, call in enumerate(reply.tool_calls)
+            ]
+        completion = {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "scripted"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            },
+        }
+        return web.json_response(completion, headers=reply.headers)
+
+    async def _start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def __enter__(self) -> ScriptedOpenAIServer:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
