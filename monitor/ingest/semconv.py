@@ -209,7 +209,9 @@ def _genai(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
     outputs = attrs.get(A.GEN_AI_OUTPUT_MESSAGES)
     tool_name = attrs.get(A.GEN_AI_TOOL_NAME)
     documents = attrs.get(A.GEN_AI_RETRIEVAL_DOCUMENTS)
-    if op is None and inputs is None and outputs is None and tool_name is None and documents is None:
+    model = attrs.get(A.GEN_AI_RESPONSE_MODEL) or attrs.get(A.GEN_AI_REQUEST_MODEL)
+    if (op is None and inputs is None and outputs is None and tool_name is None
+            and documents is None and model is None):
         return False
     if op is not None:
         _role(facts, _GENAI_ROLES.get(str(op), "other"))
@@ -219,7 +221,7 @@ def _genai(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
         _first(facts, "output_messages", genai_messages(outputs, issues))
     if facts.role == "other" and (inputs is not None or outputs is not None):
         facts.role = "llm"
-    _first(facts, "model", attrs.get(A.GEN_AI_RESPONSE_MODEL) or attrs.get(A.GEN_AI_REQUEST_MODEL))
+    _first(facts, "model", model)
     facts.input_tokens = facts.input_tokens or _int(
         attrs.get(A.GEN_AI_USAGE_INPUT_TOKENS, attrs.get("gen_ai.usage.prompt_tokens")))
     facts.output_tokens = facts.output_tokens or _int(
@@ -447,7 +449,7 @@ def vector_db_events(events: list[Event], facts: SpanFacts, issues: Counter[str]
                 doc.id = str(value)
             elif key.endswith(".document"):
                 doc.content = _text(value)
-            elif key.endswith(".score") or key.endswith(".distance"):
+            elif key.endswith(".score"):  # a distance is not a relevance score: left out
                 doc.score = _float(value)
         docs.append(doc)
     if docs and not facts.documents:

@@ -1,0 +1,112 @@
+"""Shared fixtures: a real sidecar on ephemeral loopback ports, in a background event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from monitor.app import Sidecar
+from monitor.config import Settings
+from monitor.model import AssistantTurn, TurnConsumer
+
+
+class RunningSidecar:
+    """A started `Sidecar` plus helpers to read what it assembled and counted."""
+
+    def __init__(self, settings: Settings, downstream: TurnConsumer | None = None) -> None:
+        self.downstream = downstream
+        self.registry = CollectorRegistry()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self.sidecar: Sidecar = self.call(self._make(settings))
+        self.call(self.sidecar.start())
+
+    async def _make(self, settings: Settings) -> Sidecar:
+        return Sidecar(settings, registry=self.registry, downstream=self.downstream)
+
+    def call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=30)
+
+    @property
+    def grpc_endpoint(self) -> str:
+        return f"127.0.0.1:{self.sidecar.grpc.port}"  # type: ignore[union-attr]
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.sidecar.http.port}"  # type: ignore[union-attr]
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://127.0.0.1:{self.sidecar.admin.port}"
+
+    def turns(self) -> list[AssistantTurn]:
+        return list(self.sidecar.recent.turns)
+
+    def wait_for_turns(self, count: int, timeout_s: float = 15.0) -> list[AssistantTurn]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            turns = self.turns()
+            if len(turns) >= count:
+                return turns
+            time.sleep(0.05)
+        raise AssertionError(f"expected {count} turns within {timeout_s}s, got {len(self.turns())}")
+
+    def metric(self, name: str, **labels: str) -> float:
+        return self.registry.get_sample_value(name, labels) or 0.0
+
+    def get_json(self, path: str, headers: dict[str, str] | None = None) -> Any:
+        request = urllib.request.Request(self.admin_url + path, headers=headers or {})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.load(response)
+
+    def stop(self) -> None:
+        self.call(self.sidecar.stop())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+
+
+def test_settings(**overrides: Any) -> Settings:
+    """Ephemeral ports on loopback and short waits, so tests run fast."""
+    data: dict[str, Any] = {
+        "receivers": {"grpc": {"endpoint": "127.0.0.1:0"}, "http": {"endpoint": "127.0.0.1:0"}},
+        "admin": {"endpoint": "127.0.0.1:0"},
+        "assembly": {"root_grace_s": 0.3, "decision_wait_s": 5.0},
+    }
+    for key, value in overrides.items():
+        section = data.setdefault(key, {})
+        if isinstance(value, dict) and isinstance(section, dict):
+            section.update(value)
+        else:
+            data[key] = value
+    return Settings(**data)
+
+
+test_settings.__test__ = False  # type: ignore[attr-defined]  # not a test, despite its name
+
+
+@pytest.fixture
+def start_sidecar() -> Iterator[Callable[..., RunningSidecar]]:
+    started: list[RunningSidecar] = []
+
+    def start(downstream: TurnConsumer | None = None, **overrides: Any) -> RunningSidecar:
+        running = RunningSidecar(test_settings(**overrides), downstream)
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.stop()
+
+
+@pytest.fixture
+def sidecar(start_sidecar: Callable[..., RunningSidecar]) -> RunningSidecar:
+    return start_sidecar()

@@ -1,0 +1,67 @@
+"""Real instrumentors around the real `openai` client, in a RAG flow, through the sidecar.
+
+Each flavour runs as its own process (as an assistant would), against a scripted
+OpenAI-compatible server, and exports over real OTLP to a running sidecar.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from tests.apps import rag_app
+from tests.conftest import RunningSidecar
+from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+
+ANSWER = "The refund window is 30 days."
+
+
+def assistant_model(request: dict[str, Any]) -> Reply:
+    """First call: ask for the policy tool; once its result is in the conversation: answer."""
+    if any(message["role"] == "tool" for message in request["messages"]):
+        return Reply(content=ANSWER, prompt_tokens=120, completion_tokens=9)
+    return Reply(tool_calls=[{"name": "lookup_policy", "arguments": rag_app.TOOL_ARGS}],
+                 prompt_tokens=100, completion_tokens=12)
+
+
+@pytest.mark.parametrize("flavour, transport, conventions, scored", [
+    ("openinference", "http", {"openinference"}, True),
+    ("openai-v2", "grpc", {"genai"}, True),
+    ("openllmetry", "http", {"openllmetry", "genai"}, False),  # Chroma reports distances
+])
+def test_instrumented_rag_flow(sidecar: RunningSidecar, flavour: str, transport: str,
+                               conventions: set[str], scored: bool) -> None:
+    with ScriptedOpenAIServer(assistant_model) as llm:
+        target = (["--otlp-grpc", sidecar.grpc_endpoint] if transport == "grpc"
+                  else ["--otlp-http", sidecar.http_url])
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.apps.rag_app", "--flavour", flavour,
+             "--openai-base-url", llm.base_url, *target],
+            capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert len(llm.requests) == 2
+    trace_id = done.stdout.strip().splitlines()[-1]
+    turns = [t for t in sidecar.wait_for_turns(1) if t.trace_id == trace_id]
+    assert len(turns) == 1, [t.trace_id for t in sidecar.turns()]
+    turn = turns[0]
+
+    assert turn.service == f"rag-{flavour}"
+    assert turn.question == rag_app.QUESTION
+    assert turn.answer == ANSWER
+    assert [(d.id, d.content) for d in turn.documents] == [(i, c) for i, c, _ in rag_app.DOCS]
+    if scored:
+        assert [d.score for d in turn.documents] == [s for _, _, s in rag_app.DOCS]
+    assert len(turn.tool_calls) == 1, turn.tool_calls
+    call = turn.tool_calls[0]
+    assert call.name == "lookup_policy"
+    assert call.arguments == rag_app.TOOL_ARGS
+    assert call.result == rag_app.TOOL_RESULT
+    assert call.call_id == "call_0"  # the executed span was matched to the model's request
+    assert turn.model == "m1"
+    assert turn.input_tokens == 220 and turn.output_tokens == 21
+    assert conventions <= set(turn.conventions)
+    assert turn.span_count == 5  # root, retrieval, two LLM calls, tool
+    assert turn.error is None
