@@ -59,7 +59,8 @@ class TurnAssembler:
             known = pending.spans.get(f.span_id)
             if known is not None:
                 known.merge(f)
-            elif len(pending.spans) >= limits.max_spans_per_trace:
+            elif len(pending.spans) >= limits.max_spans_per_trace and not f.is_root:
+                # The root is always kept: it ends the turn and often carries its question.
                 self.metrics.spans_refused.labels("trace_too_large").inc()
                 continue
             else:
@@ -134,6 +135,25 @@ def _final_text(messages: list[Message]) -> str | None:
     return None
 
 
+def _requested_calls(llm_calls: list[SpanFacts]) -> list[ToolCall]:
+    """Tool calls the model asked for in this turn: in each call's output, and in the history
+    it was given after the last user message (earlier turns' calls are not this turn's)."""
+    requested: list[ToolCall] = []
+    seen: set[str] = set()
+    for span in llm_calls:
+        inputs = _inputs(span)
+        last_user = max((i for i, m in enumerate(inputs) if m.role == "user"), default=-1)
+        history = [m for m in inputs[last_user + 1:] if m.role == "assistant"]
+        for message in history + _outputs(span):
+            for call in message.tool_calls:
+                if call.call_id and call.call_id in seen:
+                    continue
+                if call.call_id:
+                    seen.add(call.call_id)
+                requested.append(call)
+    return requested
+
+
 def _tool_calls(spans: list[SpanFacts], llm_calls: list[SpanFacts]) -> list[ToolCall]:
     """Executed tool spans first; then calls the model requested that no span recorded, with
     their results taken from later `tool` messages."""
@@ -147,24 +167,22 @@ def _tool_calls(spans: list[SpanFacts], llm_calls: list[SpanFacts]) -> list[Tool
                if m.role == "tool" and m.tool_call_id}
     by_id = {c.call_id: c for c in calls if c.call_id}
     matched: set[int] = set()
-    for span in llm_calls:
-        for message in _outputs(span):
-            for requested in message.tool_calls:
-                match = by_id.get(requested.call_id) if requested.call_id else None
-                if match is None:  # executed spans without ids: match by name, in order
-                    match = next((c for c in calls if c.call_id is None and c.name == requested.name
-                                  and id(c) not in matched), None)
-                if match is not None:
-                    matched.add(id(match))
-                    match.call_id = match.call_id or requested.call_id
-                    if match.arguments is None:
-                        match.arguments = requested.arguments
-                    continue
-                call = requested.model_copy()
-                call.result = results.get(call.call_id)
-                calls.append(call)
-                if call.call_id:
-                    by_id[call.call_id] = call
+    for requested in _requested_calls(llm_calls):
+        match = by_id.get(requested.call_id) if requested.call_id else None
+        if match is None:  # executed spans without ids: match by name, in order
+            match = next((c for c in calls if c.call_id is None and c.name == requested.name
+                          and id(c) not in matched), None)
+        if match is not None:
+            matched.add(id(match))
+            match.call_id = match.call_id or requested.call_id
+            if match.arguments is None:
+                match.arguments = requested.arguments
+            continue
+        call = requested.model_copy()
+        call.result = results.get(call.call_id)
+        calls.append(call)
+        if call.call_id:
+            by_id[call.call_id] = call
     return calls
 
 
