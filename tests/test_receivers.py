@@ -213,7 +213,8 @@ def test_huge_and_deep_attribute_values_are_cut_and_counted(start_sidecar) -> No
     span = request.resource_spans.add().scope_spans.add().spans.add(
         trace_id=bytes(range(1, 17)), span_id=bytes(range(1, 9)), name="turn")
     span.attributes.add(key="assistant.answer").value.string_value = "A" * 5000
-    nested = span.attributes.add(key="deep").value
+    span.attributes.add(key="gen_ai.tool.name").value.string_value = "search"
+    nested = span.attributes.add(key="gen_ai.tool.call.arguments").value
     for _ in range(20):
         nested = nested.array_value.values.add()
     nested.string_value = "bottom"
@@ -222,7 +223,7 @@ def test_huge_and_deep_attribute_values_are_cut_and_counted(start_sidecar) -> No
     assert status == 200
     turn = sidecar.wait_for_turns(1)[0]
     assert turn.answer == "A" * 1000
-    assert sidecar.metric("assistant_span_mapping_issues_total", reason="value_truncated") == 1
+    assert turn.tool_calls[0].arguments == [[[[None]]]]  # cut at max_value_depth    assert sidecar.metric("assistant_span_mapping_issues_total", reason="value_truncated") == 1
     assert sidecar.metric("assistant_span_mapping_issues_total", reason="value_too_deep") == 1
 
 

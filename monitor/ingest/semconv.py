@@ -84,12 +84,12 @@ def _indexed(attrs: Attrs, prefix: str) -> list[dict[str, Any]]:
     """Unflatten `prefix.N.rest = v` keys into [{rest: v}, ...] ordered by N."""
     groups: dict[int, dict[str, Any]] = {}
     plen = len(prefix)
-    for key, value in attrs.items():
+    for key in attrs:  # keys only: values are decoded on read (see otlp.Attributes)
         if not key.startswith(prefix):
             continue
         index, _, rest = key[plen:].partition(".")
         if index.isdigit() and rest:
-            groups.setdefault(int(index), {})[rest] = value
+            groups.setdefault(int(index), {})[rest] = attrs[key]
     return [groups[i] for i in sorted(groups)]
 
 
@@ -407,10 +407,16 @@ def _entity_payload(raw: Any, issues: Counter[str]) -> Any:
     return data
 
 
+def _has_indexed(attrs: Attrs, prefix: str) -> bool:
+    return f"{prefix}0.role" in attrs or f"{prefix}0.content" in attrs
+
+
 def _openllmetry(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
     span_kind = attrs.get("traceloop.span.kind")
-    prompts = _ll_messages(attrs, "gen_ai.prompt.")
-    completions = _ll_messages(attrs, "gen_ai.completion.")
+    # Cheap guards first: a full key scan per prefix is the costly part of this mapper.
+    prompts = _ll_messages(attrs, "gen_ai.prompt.") if _has_indexed(attrs, "gen_ai.prompt.") else None
+    completions = (_ll_messages(attrs, "gen_ai.completion.")
+                   if _has_indexed(attrs, "gen_ai.completion.") else None)
     if span_kind is None and prompts is None and completions is None:
         return False
     if prompts is not None or completions is not None:
