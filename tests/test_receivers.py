@@ -335,3 +335,26 @@ def test_backpressure_is_retryable(start_sidecar) -> None:
 
 async def _set(event: asyncio.Event) -> None:
     event.set()
+
+
+def test_tls_on_both_receivers(start_sidecar, tmp_path, monkeypatch) -> None:
+    import subprocess
+
+    # requests prefers these over the exporter's certificate_file; this machine sets them.
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    sidecar = start_sidecar(receivers={"tls": {"cert_file": str(cert), "key_file": str(key)}})
+    trace_id = send_rag_turn(GrpcExporter(endpoint=sidecar.grpc_endpoint, insecure=False,
+                                          credentials=grpc.ssl_channel_credentials(
+                                              cert.read_bytes())))
+    https = HttpExporter(endpoint=f"{sidecar.http_url.replace('http:', 'https:')}/v1/traces",
+                         certificate_file=str(cert))
+    second = send_rag_turn(https)
+    assert {t.trace_id for t in sidecar.wait_for_turns(2)} == {trace_id, second}
+    with pytest.raises((urllib.error.URLError, ConnectionError)):  # plain HTTP is not served
+        urllib.request.urlopen(f"{sidecar.http_url}/v1/traces", data=b"{}", timeout=5)
