@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -119,40 +118,6 @@ def _parse(body: bytes, fmt: Format, message: Any, path: tuple[str, str, str]) -
         raise PermanentError(f"JSON is not an OTLP {kind}: {exc}") from None
 
 
-class Attributes(Mapping[str, Any]):
-    """A span's attributes, each value decoded from protobuf the first time it is read.
-
-    Most attributes (http.*, server.*) are never read by the mapping, so they are never decoded.
-    """
-
-    __slots__ = ("_raw", "_decoded", "_decoder", "_issues")
-
-    def __init__(self, raw: dict[str, AnyValue], decoder: OtlpDecoder, issues: Counter[str]) -> None:
-        self._raw = raw
-        self._decoded: dict[str, Any] = {}
-        self._decoder = decoder
-        self._issues = issues
-
-    def __getitem__(self, key: str) -> Any:
-        try:
-            return self._decoded[key]
-        except KeyError:
-            value = self._decoded[key] = self._decoder._value(self._raw[key], 0, self._issues)
-            return value
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if key in self._raw else default
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._raw
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-
 class OtlpDecoder:
     def __init__(self, *, max_attribute_length: int, max_value_depth: int,
                  tenant_id: str | None = None) -> None:
@@ -192,8 +157,14 @@ class OtlpDecoder:
             return base64.b64encode(v.bytes_value).decode()
         return getattr(v, kind)
 
-    def _attrs(self, kvs: Any, issues: Counter[str]) -> Attributes:
-        return Attributes({kv.key: kv.value for kv in kvs}, self, issues)
+    def _attrs(self, kvs: Any, issues: Counter[str]) -> dict[str, Any]:
+        out = {}
+        max_len = self.max_len
+        for kv in kvs:
+            v = kv.value
+            s = v.string_value  # fast path: most values are short strings
+            out[kv.key] = s if s and len(s) <= max_len else self._value(v, 0, issues)
+        return out
 
     def _resource(self, kvs: list[KeyValue], batch: Batch, count: int, noun: str
                   ) -> tuple[str | None, str | None] | None:

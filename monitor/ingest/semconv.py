@@ -84,7 +84,7 @@ def _indexed(attrs: Attrs, prefix: str) -> list[dict[str, Any]]:
     """Unflatten `prefix.N.rest = v` keys into [{rest: v}, ...] ordered by N."""
     groups: dict[int, dict[str, Any]] = {}
     plen = len(prefix)
-    for key in attrs:  # keys only: values are decoded on read (see otlp.Attributes)
+    for key in attrs:
         if not key.startswith(prefix):
             continue
         index, _, rest = key[plen:].partition(".")
