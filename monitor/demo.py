@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import time
 from dataclasses import dataclass
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -67,7 +66,7 @@ SCENARIOS = [
 
 def emit_turn(tracer_provider: TracerProvider, scenario: Scenario, rng: random.Random) -> None:
     tracer = tracer_provider.get_tracer("assistant-monitor.demo")
-    with tracer.start_as_current_span("assistant.turn") as root:
+    with tracer.start_as_current_span("assistant.turn"):
         record.question(scenario.question, route=scenario.route)
         if scenario.doc_ids:
             with tracer.start_as_current_span("retrieve"):

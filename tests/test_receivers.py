@@ -223,7 +223,8 @@ def test_huge_and_deep_attribute_values_are_cut_and_counted(start_sidecar) -> No
     assert status == 200
     turn = sidecar.wait_for_turns(1)[0]
     assert turn.answer == "A" * 1000
-    assert turn.tool_calls[0].arguments == [[[[None]]]]  # cut at max_value_depth    assert sidecar.metric("assistant_span_mapping_issues_total", reason="value_truncated") == 1
+    assert turn.tool_calls[0].arguments == [[[[None]]]]  # cut at max_value_depth
+    assert sidecar.metric("assistant_span_mapping_issues_total", reason="value_truncated") == 1
     assert sidecar.metric("assistant_span_mapping_issues_total", reason="value_too_deep") == 1
 
 
@@ -307,7 +308,7 @@ def test_backpressure_is_retryable(start_sidecar) -> None:
     stage = BlockedStage()
     sidecar = start_sidecar(downstream=stage, pipeline={"turn_queue_size": 1})
     url = f"{sidecar.http_url}/v1/traces"
-    trace_ids = ["%032x" % n for n in range(1, 4)]
+    trace_ids = [f"{n:032x}" for n in range(1, 4)]
     assert post(url, json.dumps(_otlp_json_span(trace_ids[0])).encode(), "application/json")[0] == 200
     _wait(lambda: stage.taken == 1)  # the stage holds turn 1
     assert post(url, json.dumps(_otlp_json_span(trace_ids[1])).encode(), "application/json")[0] == 200

@@ -6,12 +6,12 @@ Receivers see the rest of the pipeline only through `SpanSink`.
 from __future__ import annotations
 
 import hmac
-from typing import Literal, Protocol
+from typing import Protocol
 
 from monitor.errors import Unauthenticated
-from monitor.ingest.otlp import Batch
+from monitor.ingest.otlp import Batch, Signal
 
-Signal = Literal["traces", "logs"]
+__all__ = ["Signal", "SpanSink", "check_bearer"]
 
 
 class SpanSink(Protocol):

@@ -14,14 +14,8 @@ from typing import Any
 import grpc
 from google.protobuf.duration_pb2 import Duration
 from google.rpc import error_details_pb2, status_pb2
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
-    ExportLogsPartialSuccess,
-    ExportLogsServiceResponse,
-)
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTracePartialSuccess,
-    ExportTraceServiceResponse,
-)
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from monitor.config import GrpcReceiverSettings, TLSSettings
 from monitor.emit.metrics import Metrics
@@ -95,10 +89,7 @@ class GrpcReceiver:
                 metadata = dict(context.invocation_metadata() or ())
                 check_bearer(metadata.get("authorization"), self.token)
                 self.sink.admit()
-                if signal == "traces":
-                    batch = self.decoder.traces(self.decoder.parse_traces(request, "proto"))
-                else:
-                    batch = self.decoder.logs(self.decoder.parse_logs(request, "proto"))
+                batch = self.decoder.decode(signal, request, "proto")
             except (PermanentError, RetryableError, Unauthenticated) as exc:
                 self.metrics.receiver_requests.labels("grpc", signal, _outcome(exc)).inc()
                 await self._abort(context, exc)
@@ -106,11 +97,7 @@ class GrpcReceiver:
             self.sink.consume(batch, "grpc", signal)
             outcome = "partial" if batch.rejected_total else "accepted"
             self.metrics.receiver_requests.labels("grpc", signal, outcome).inc()
-            if signal == "traces":
-                return ExportTraceServiceResponse(partial_success=ExportTracePartialSuccess(
-                    rejected_spans=batch.rejected_total, error_message=batch.error_message))
-            return ExportLogsServiceResponse(partial_success=ExportLogsPartialSuccess(
-                rejected_log_records=batch.rejected_total, error_message=batch.error_message))
+            return batch.response(signal)
 
         return export
 

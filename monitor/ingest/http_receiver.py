@@ -15,14 +15,6 @@ from typing import Any
 from aiohttp import web
 from google.protobuf import json_format
 from google.rpc import status_pb2
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
-    ExportLogsPartialSuccess,
-    ExportLogsServiceResponse,
-)
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTracePartialSuccess,
-    ExportTraceServiceResponse,
-)
 
 from monitor.config import HttpReceiverSettings, TLSSettings
 from monitor.emit.metrics import Metrics
@@ -103,10 +95,7 @@ class HttpReceiver:
                     http_status=413) from None
             except web.RequestPayloadError as exc:  # e.g. a body that is not the gzip it claims
                 raise PermanentError(f"unreadable body: {exc}") from None
-            if signal == "traces":
-                batch = self.decoder.traces(self.decoder.parse_traces(body, fmt))
-            else:
-                batch = self.decoder.logs(self.decoder.parse_logs(body, fmt))
+            batch = self.decoder.decode(signal, body, fmt)
         except PermanentError as exc:
             return self._error(signal, exc, exc.http_status, fmt or "json")
         except (RetryableError, Unauthenticated) as exc:
@@ -114,11 +103,5 @@ class HttpReceiver:
         self.sink.consume(batch, "http", signal)
         outcome = "partial" if batch.rejected_total else "accepted"
         self.metrics.receiver_requests.labels("http", signal, outcome).inc()
-        if signal == "traces":
-            response: Any = ExportTraceServiceResponse(partial_success=ExportTracePartialSuccess(
-                rejected_spans=batch.rejected_total, error_message=batch.error_message))
-        else:
-            response = ExportLogsServiceResponse(partial_success=ExportLogsPartialSuccess(
-                rejected_log_records=batch.rejected_total, error_message=batch.error_message))
-        body, content_type = _encode(response, fmt)
+        body, content_type = _encode(batch.response(signal), fmt)
         return web.Response(body=body, content_type=content_type)

@@ -19,8 +19,16 @@ from typing import Any, Literal
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsPartialSuccess,
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTracePartialSuccess,
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from exporters import attributes as A
@@ -29,6 +37,7 @@ from monitor.ingest import semconv
 from monitor.model import SpanFacts
 
 Format = Literal["proto", "json"]
+Signal = Literal["traces", "logs"]
 STATUS_ERROR = 2
 # Span.flags bits 8 and 9: "has is_remote" and "parent is remote" (OTLP trace.proto).
 _PARENT_IS_REMOTE = 0x300
@@ -57,6 +66,14 @@ class Batch:
     @property
     def error_message(self) -> str:
         return "; ".join(self.messages)
+
+    def response(self, signal: Signal) -> Any:
+        """The OTLP Export*ServiceResponse for this batch, with its partial success."""
+        if signal == "traces":
+            return ExportTraceServiceResponse(partial_success=ExportTracePartialSuccess(
+                rejected_spans=self.rejected_total, error_message=self.error_message))
+        return ExportLogsServiceResponse(partial_success=ExportLogsPartialSuccess(
+            rejected_log_records=self.rejected_total, error_message=self.error_message))
 
 
 # OTLP/JSON encodes ids as hex where protobuf JSON expects base64 (OTLP spec, JSON encoding).
@@ -124,6 +141,12 @@ class OtlpDecoder:
         self.max_len = max_attribute_length
         self.max_depth = max_value_depth
         self.tenant_id = tenant_id
+
+    def decode(self, signal: Signal, body: bytes, fmt: Format) -> Batch:
+        """Parse and map one request body; PermanentError naming what is wrong."""
+        if signal == "traces":
+            return self.traces(self.parse_traces(body, fmt))
+        return self.logs(self.parse_logs(body, fmt))
 
     def parse_traces(self, body: bytes, fmt: Format) -> ExportTraceServiceRequest:
         return _parse(body, fmt, ExportTraceServiceRequest(),
