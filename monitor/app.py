@@ -5,7 +5,8 @@
     ...
     await sidecar.stop()       # refuses new data, completes pending turns, drains the queue
 
-receivers ──SpanSink──> TurnAssembler ──turn queue──> downstream (TurnConsumer)
+receivers ──SpanSink──> TurnAssembler ──turn queue──> SamplingStage ──store──> JudgeStage
+                                                                                  └─> VerdictMetrics
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import Counter
 
 from prometheus_client import CollectorRegistry
@@ -21,28 +23,48 @@ from monitor.admin import AdminServer, RecentTurns
 from monitor.assemble import TurnAssembler
 from monitor.config import Settings
 from monitor.emit.metrics import LabelGuard, Metrics
+from monitor.emit.verdicts import VerdictMetrics
 from monitor.errors import RetryableError
 from monitor.ingest import Signal
 from monitor.ingest.grpc_receiver import GrpcReceiver
 from monitor.ingest.http_receiver import HttpReceiver
 from monitor.ingest.otlp import Batch, OtlpDecoder
+from monitor.judges.base import Judge
+from monitor.judges.stage import JudgeStage
 from monitor.model import AssistantTurn, TurnConsumer
+from monitor.sample.stage import SamplingStage
+from monitor.store import Store
 
 log = logging.getLogger(__name__)
 
 TICK_S = 0.1  # how often due turns are completed
+RETENTION_EVERY_S = 3600.0
 
 
 class Sidecar:
     def __init__(self, settings: Settings, registry: CollectorRegistry | None = None,
-                 downstream: TurnConsumer | None = None) -> None:
+                 judges: list[Judge] | None = None, downstream: TurnConsumer | None = None) -> None:
+        """`judges` default to the local judge; `downstream` replaces sampling and judging."""
         self.settings = settings
         self.metrics = Metrics(registry)
         self.recent = RecentTurns(settings.admin.recent_turns)
-        self.downstream = downstream
         self.assembler = TurnAssembler(settings.assembly, self.metrics)
         self.services = LabelGuard(settings.labels.services, settings.labels.max_values)
         self.routes = LabelGuard(settings.labels.routes, settings.labels.max_values)
+        self.store: Store | None = None
+        self.judging: JudgeStage | None = None
+        if downstream is None:
+            if judges is None:
+                from monitor.judges.local import LocalJudge  # loads the embedding model
+
+                judges = [LocalJudge(settings.judging.local)]
+            self.store = Store(settings.store.path)
+            verdicts = VerdictMetrics(self.metrics, self.services, self.routes)
+            self.judging = JudgeStage(settings.judging, self.store, judges, self.metrics,
+                                      verdicts.record)
+            downstream = SamplingStage(settings.sampling, self.store, self.metrics,
+                                       self.judging.wake, settings.judging.daily_token_budget)
+        self.downstream = downstream
         self.turns: asyncio.Queue[AssistantTurn] = asyncio.Queue()  # bounded by admit()
         self._tasks: list[asyncio.Task[None]] = []
         self._accepting = False
@@ -63,6 +85,8 @@ class Sidecar:
 
     async def start(self) -> None:
         try:
+            if self.judging is not None:
+                await self.judging.start()
             await self.admin.start()
             for receiver in (self.grpc, self.http):
                 if receiver is not None:
@@ -71,7 +95,8 @@ class Sidecar:
             await self.stop()  # a failed start undoes what it began
             raise
         self._tasks = [asyncio.create_task(self._tick(), name="assembly-tick"),
-                       asyncio.create_task(self._pump(), name="turn-pump")]
+                       asyncio.create_task(self._pump(), name="turn-pump"),
+                       asyncio.create_task(self._retention(), name="retention")]
         self._accepting = True
 
     async def stop(self) -> None:
@@ -90,6 +115,11 @@ class Sidecar:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             self._tasks = []
+        if self.judging is not None:
+            await self.judging.stop()
+        if self.store is not None:
+            self.store.close()
+            self.store = None
         await self.admin.stop()
 
     async def _drain(self, timeout_s: float = 10.0) -> None:
@@ -147,13 +177,21 @@ class Sidecar:
                 self._emit(turn)
             self._update_gauges()
 
+    async def _retention(self) -> None:
+        while True:
+            if self.store is not None:
+                cutoff = time.time() - self.settings.store.retention_days * 86400
+                purged = self.store.purge(cutoff)
+                if purged:
+                    log.info("retention: purged %d judged turns", purged)
+            await asyncio.sleep(RETENTION_EVERY_S)
+
     async def _pump(self) -> None:
         while True:
             turn = await self.turns.get()
             try:
                 await self.recent.consume(turn)
-                if self.downstream is not None:
-                    await self.downstream.consume(turn)
+                await self.downstream.consume(turn)
             except Exception as exc:  # a failing stage must not stop the pipeline
                 # Only the type: an exception's text may quote trace content.
                 log.error("downstream stage failed on a turn: %s", type(exc).__name__)

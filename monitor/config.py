@@ -105,6 +105,65 @@ class PipelineSettings(_Section):
     turn_queue_size: int = Field(10_000, gt=0)  # assembled turns waiting for the next stage
 
 
+class AdaptiveSettings(_Section):
+    """Down-sampling as the judge backlog (turns waiting in the store) grows."""
+
+    low_watermark: int = Field(200, ge=0)  # below: rates as configured
+    high_watermark: int = Field(2_000, gt=0)  # at and above: rates × min_factor
+    min_factor: float = Field(0.05, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> AdaptiveSettings:
+        if self.high_watermark <= self.low_watermark:
+            raise ValueError("high_watermark must be above low_watermark")
+        return self
+
+
+AlwaysKeepRule = Literal["negative_feedback", "no_documents", "error_status", "failed_tool_call"]
+
+
+class SamplingSettings(_Section):
+    default_rate: float = Field(1.0, ge=0, le=1)
+    service_rates: dict[str, float] = {}  # service -> rate
+    route_rates: dict[str, float] = {}  # "service/route" -> rate
+    always_keep: list[AlwaysKeepRule] = ["negative_feedback", "no_documents", "error_status",
+                                         "failed_tool_call"]
+    adaptive: AdaptiveSettings = AdaptiveSettings()
+    max_backlog: int = Field(10_000, gt=0)  # beyond, turns are dropped (counted), even suspicious
+
+    @field_validator("service_rates", "route_rates")
+    @classmethod
+    def _rates(cls, rates: dict[str, float]) -> dict[str, float]:
+        for key, rate in rates.items():
+            if not 0 <= rate <= 1:
+                raise ValueError(f"rate for {key!r} must be within 0..1, got {rate}")
+        return rates
+
+
+class LocalJudgeSettings(_Section):
+    """Thresholds of the offline evaluators (calibrated: see bench/calibrate_local.py)."""
+
+    context_relevance_threshold: float = 0.83  # cosine(question, document), multilingual-e5-small
+    answer_relevance_threshold: float = 0.82  # cosine(question, answer)
+    # A claim is inferable when sigmoid(bias + w_lexical·lexical + w_cosine·cosine) >= 0.5, with
+    # lexical = share of its content words in the best document, cosine = best e5 similarity.
+    claim_support_weights: tuple[float, float, float] = (-30.0, 4.0, 32.0)  # bias, lexical, cosine
+
+
+class JudgingSettings(_Section):
+    workers: int = Field(2, gt=0, le=64)
+    calls_per_minute: float | None = Field(None, gt=0)  # judge-call rate limit; None: unlimited
+    daily_token_budget: int | None = Field(None, gt=0)  # judge tokens per UTC day
+    max_attempts: int = Field(3, gt=0)  # a turn whose judging fails this often is marked failed
+    retry_backoff_s: float = Field(5.0, ge=0)
+    local: LocalJudgeSettings = LocalJudgeSettings()
+
+
+class StoreSettings(_Section):
+    path: Path = Path("assistant-monitor.db")  # SQLite (WAL); turns, verdicts, rationales
+    retention_days: float = Field(30.0, gt=0)
+
+
 class AdminSettings(_Section):
     endpoint: str = "127.0.0.1:9464"  # /metrics, /healthz, /readyz, /api/turns
     recent_turns: int = Field(200, ge=0)
@@ -126,6 +185,9 @@ class Settings(BaseSettings):
     assembly: AssemblySettings = AssemblySettings()
     labels: LabelSettings = LabelSettings()
     pipeline: PipelineSettings = PipelineSettings()
+    sampling: SamplingSettings = SamplingSettings()
+    judging: JudgingSettings = JudgingSettings()
+    store: StoreSettings = StoreSettings()
     admin: AdminSettings = AdminSettings()
 
     @field_validator("log_level", mode="before")

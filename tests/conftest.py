@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -80,6 +82,7 @@ def test_settings(**overrides: Any) -> Settings:
         "receivers": {"grpc": {"endpoint": "127.0.0.1:0"}, "http": {"endpoint": "127.0.0.1:0"}},
         "admin": {"endpoint": "127.0.0.1:0"},
         "assembly": {"root_grace_s": 0.3, "decision_wait_s": 5.0},
+        "store": {"path": str(Path(tempfile.mkdtemp(prefix="assistant-monitor-")) / "store.db")},
     }
     for key, value in overrides.items():
         section = data.setdefault(key, {})

@@ -31,7 +31,8 @@ def test_run_demo_shows_turns_and_metrics_then_stops_cleanly(tmp_path: Path) -> 
         f"receivers:\n  grpc: {{endpoint: '127.0.0.1:{grpc_port}'}}\n"
         f"  http: {{endpoint: '127.0.0.1:{http_port}'}}\n"
         f"admin: {{endpoint: '127.0.0.1:{admin_port}'}}\n"
-        "assembly: {root_grace_s: 0.2}\n")
+        "assembly: {root_grace_s: 0.2}\n"
+        f"store: {{path: '{tmp_path / 'store.db'}'}}\n")
     admin = f"http://127.0.0.1:{admin_port}"
     process = subprocess.Popen(
         [sys.executable, "-m", "monitor", "run", "--demo", "--config", str(config)],

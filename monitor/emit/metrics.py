@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import threading
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+SCORE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+VERDICT_LABELS = ["service", "route", "judge"]
 
 
 class LabelGuard:
@@ -78,3 +82,61 @@ class Metrics:
             "assistant_assembly_spans", "Spans held by the assembler.", registry=r)
         self.queue_depth = Gauge(
             "assistant_queue_depth", "Items waiting in a stage's queue.", ["stage"], registry=r)
+
+        # sampling
+        self.turns_sampled = Counter(
+            "assistant_turns_sampled", "Turns kept for judging, by the rule that kept them "
+            "(an always-keep rule, or rate).", ["reason"], registry=r)
+        self.turns_dropped = Counter(
+            "assistant_turns_dropped", "Turns not judged, by reason (not_sampled, duplicate, "
+            "backlog_full, token_budget, judge_failed).", ["reason"], registry=r)
+        self.sampling_factor = Gauge(
+            "assistant_sampling_factor", "Adaptive factor applied to the sampling rates "
+            "(1: as configured; lower while the judge backlog is high).", registry=r)
+        self.judge_backlog = Gauge(
+            "assistant_judge_backlog", "Sampled turns waiting for a judge (persisted).",
+            registry=r)
+
+        # judging: cost and health
+        self.turns_judged = Counter(
+            "assistant_turns_judged", "Turns with a verdict.", VERDICT_LABELS, registry=r)
+        self.judge_requests = Counter(
+            "assistant_judge_requests", "Judge invocations by outcome (ok, error).",
+            ["judge", "outcome"], registry=r)
+        self.judge_tokens = Counter(
+            "assistant_judge_tokens", "Tokens spent by judges (kind: input, output).",
+            ["judge", "kind"], registry=r)
+        self.judge_latency = Histogram(
+            "assistant_judge_latency_seconds", "Time to judge one turn.", ["judge"],
+            buckets=LATENCY_BUCKETS, registry=r)
+
+        # verdicts (the metric contract)
+        self.context_relevance = Histogram(
+            "assistant_context_relevance", "Share of a turn's retrieved documents judged relevant.",
+            VERDICT_LABELS, buckets=SCORE_BUCKETS, registry=r)
+        self.answer_relevance = Counter(
+            "assistant_answer_relevance", "Answer relevance verdicts (relevant, irrelevant).",
+            [*VERDICT_LABELS, "verdict"], registry=r)
+        self.completeness = Counter(
+            "assistant_answer_completeness", "Completeness verdicts (complete, incomplete, "
+            "no_answer); the no-answer rate is no_answer / all.", [*VERDICT_LABELS, "verdict"],
+            registry=r)
+        self.groundedness = Histogram(
+            "assistant_groundedness", "Grounded share of a turn's checkable claims.",
+            VERDICT_LABELS, buckets=SCORE_BUCKETS, registry=r)
+        self.claims = Counter(
+            "assistant_claims", "Answer claims by verdict (inferable, generic, ungrounded).",
+            [*VERDICT_LABELS, "verdict"], registry=r)
+
+        # Sampling-weighted sums (each judged turn counts 1/p, p its inclusion probability), for
+        # estimates of the whole traffic when rates differ by service, route or rule:
+        #   rate = weighted_verdicts{verdict=v} / weighted_turns;  mean = weighted_score / weighted_turns
+        self.weighted_turns = Counter(
+            "assistant_weighted_turns", "Sum of 1/p over judged turns with a verdict on `metric`.",
+            [*VERDICT_LABELS, "metric"], registry=r)
+        self.weighted_verdicts = Counter(
+            "assistant_weighted_verdicts", "Sum of 1/p over judged turns, by `metric` and label.",
+            [*VERDICT_LABELS, "metric", "verdict"], registry=r)
+        self.weighted_score = Counter(
+            "assistant_weighted_score", "Sum of score/p over judged turns, by `metric`.",
+            [*VERDICT_LABELS, "metric"], registry=r)

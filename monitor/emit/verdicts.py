@@ -1,0 +1,45 @@
+"""Verdicts → Prometheus: the metric contract, the sampling-weighted sums, exemplars with trace ids."""
+
+from __future__ import annotations
+
+from monitor.emit.metrics import LabelGuard, Metrics
+from monitor.judges.base import JudgeResult
+from monitor.model import AssistantTurn
+
+
+class VerdictMetrics:
+    def __init__(self, metrics: Metrics, services: LabelGuard, routes: LabelGuard) -> None:
+        self.m = metrics
+        self.services = services
+        self.routes = routes
+
+    def record(self, turn: AssistantTurn, probability: float, results: list[JudgeResult]) -> None:
+        m = self.m
+        exemplar = {"trace_id": turn.trace_id}
+        weight = 1.0 / probability
+        for result in results:
+            labels = (self.services(turn.service), self.routes(turn.route), result.judge)
+            m.turns_judged.labels(*labels).inc(exemplar=exemplar)
+            m.judge_requests.labels(result.judge, "ok").inc()
+            m.judge_latency.labels(result.judge).observe(result.latency_s, exemplar=exemplar)
+            if result.input_tokens:
+                m.judge_tokens.labels(result.judge, "input").inc(result.input_tokens)
+            if result.output_tokens:
+                m.judge_tokens.labels(result.judge, "output").inc(result.output_tokens)
+            for verdict in result.verdicts:
+                metric = verdict.metric
+                m.weighted_turns.labels(*labels, metric).inc(weight)
+                if verdict.label is not None:
+                    m.weighted_verdicts.labels(*labels, metric, verdict.label).inc(weight)
+                if verdict.score is not None:
+                    m.weighted_score.labels(*labels, metric).inc(verdict.score * weight)
+                if metric == "context_relevance":
+                    m.context_relevance.labels(*labels).observe(verdict.score, exemplar=exemplar)
+                elif metric == "answer_relevance":
+                    m.answer_relevance.labels(*labels, verdict.label).inc(exemplar=exemplar)
+                elif metric == "completeness":
+                    m.completeness.labels(*labels, verdict.label).inc(exemplar=exemplar)
+                elif metric == "groundedness":
+                    m.groundedness.labels(*labels).observe(verdict.score, exemplar=exemplar)
+                    for claim in verdict.details.get("claims", []):
+                        m.claims.labels(*labels, claim["label"]).inc()

@@ -1,0 +1,70 @@
+"""The judge interface and the verdicts every judge returns.
+
+    class MyJudge:
+        name = "my-judge"
+        async def judge(self, turn: AssistantTurn) -> JudgeResult: ...
+
+Metrics and their labels (the metric contract in DESIGN.md):
+
+    context_relevance   score = share of the turn's documents judged relevant (0..1)
+    answer_relevance    label relevant | irrelevant
+    completeness        label complete | incomplete | no_answer
+    groundedness        score = inferable / (inferable + ungrounded) claims; generic claims
+                        (greetings, hedges, "let me know if...") count neither way
+A judge leaves out a metric that does not apply (no documents, no answer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from monitor.model import AssistantTurn
+
+Metric = Literal["context_relevance", "answer_relevance", "completeness", "groundedness"]
+
+LABELS: dict[str, tuple[str, ...]] = {
+    "answer_relevance": ("relevant", "irrelevant"),
+    "completeness": ("complete", "incomplete", "no_answer"),
+}
+CLAIM_LABELS = ("inferable", "generic", "ungrounded")
+
+
+class JudgeError(Exception):
+    """Judging this turn failed (endpoint down, unparseable output); the turn is retried."""
+
+
+@dataclass(slots=True)
+class Verdict:
+    metric: Metric
+    label: str | None = None
+    score: float | None = None
+    rationale: str = ""
+    details: dict[str, Any] = field(default_factory=dict)  # per-document / per-claim labels
+
+    def __post_init__(self) -> None:
+        valid = LABELS.get(self.metric)
+        if valid is not None and self.label not in valid:
+            raise ValueError(f"{self.metric} label {self.label!r} is not one of {valid}")
+        if self.score is not None and not 0.0 <= self.score <= 1.0:
+            raise ValueError(f"{self.metric} score {self.score} is outside 0..1")
+
+
+@dataclass(slots=True)
+class JudgeResult:
+    judge: str
+    verdicts: list[Verdict]
+    calls: int = 0  # LLM calls made
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    prompt_version: str | None = None
+
+    def get(self, metric: Metric) -> Verdict | None:
+        return next((v for v in self.verdicts if v.metric == metric), None)
+
+
+class Judge(Protocol):
+    name: str
+
+    async def judge(self, turn: AssistantTurn) -> JudgeResult: ...

@@ -1,0 +1,110 @@
+"""The local judge: offline evaluators, the default when no LLM endpoint is configured.
+
+Cheap and deterministic, on CPU inside the process; labelled `judge="local"` in every metric so
+nobody mistakes them for an LLM verdict. What each one does:
+
+- context relevance: cosine(question, document) of e5 embeddings against a threshold, per document;
+  score = share of documents relevant.
+- answer relevance: cosine(question, answer) against a threshold.
+- completeness: `no_answer` when the no-answer detector fires (refusals, "I could not find",
+  empty answers); else `complete` when the answer is relevant, `incomplete` when it is not (a
+  local evaluator cannot check coverage: an LLM judge does that).
+- groundedness: the answer split into claims; generic claims (pleasantries) set aside; each other
+  claim is `inferable` when its support by the best document (lexical overlap and embedding
+  similarity, logistic weights calibrated on VitaminC) reaches 0.5, else `ungrounded`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+
+import numpy as np
+
+from monitor.config import LocalJudgeSettings
+from monitor.judges.base import JudgeResult, Verdict
+from monitor.judges.embeddings import Embedder
+from monitor.judges.text import is_generic, is_no_answer, lexical_support, split_claims
+from monitor.model import AssistantTurn
+
+
+class LocalJudge:
+    name = "local"
+
+    def __init__(self, settings: LocalJudgeSettings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.embedder = embedder or Embedder()
+
+    async def judge(self, turn: AssistantTurn) -> JudgeResult:
+        return await asyncio.to_thread(self.judge_sync, turn)
+
+    def claim_support(self, lexical: float, cosine: float) -> float:
+        bias, w_lexical, w_cosine = self.settings.claim_support_weights
+        return 1.0 / (1.0 + math.exp(-(bias + w_lexical * lexical + w_cosine * cosine)))
+
+    def judge_sync(self, turn: AssistantTurn) -> JudgeResult:
+        start = time.perf_counter()
+        s = self.settings
+        verdicts: list[Verdict] = []
+        docs = [d.content for d in turn.documents if d.content]
+        question = turn.question or ""
+        q = self.embedder.query([question])[0] if question else None
+        doc_vectors = self.embedder.passage(docs) if docs else np.zeros((0, 384))
+
+        if q is not None and docs:
+            sims = doc_vectors @ q
+            relevant = [bool(x >= s.context_relevance_threshold) for x in sims]
+            verdicts.append(Verdict(
+                "context_relevance", score=sum(relevant) / len(relevant),
+                rationale=f"{sum(relevant)} of {len(relevant)} documents similar to the question",
+                details={"documents": [
+                    {"id": d.id, "label": "relevant" if r else "irrelevant", "similarity": round(
+                        float(x), 4)} for d, r, x in zip(
+                        [d for d in turn.documents if d.content], relevant, sims, strict=True)]}))
+
+        no_answer = is_no_answer(turn.answer)
+        answer_similarity = None
+        if q is not None and not no_answer:
+            answer_similarity = float(self.embedder.passage([turn.answer or ""])[0] @ q)
+            relevant = answer_similarity >= s.answer_relevance_threshold
+            verdicts.append(Verdict(
+                "answer_relevance", label="relevant" if relevant else "irrelevant",
+                rationale=f"answer-question similarity {answer_similarity:.3f} "
+                          f"{'≥' if relevant else '<'} {s.answer_relevance_threshold}",
+                details={"similarity": round(answer_similarity, 4)}))
+        if no_answer:
+            verdicts.append(Verdict("completeness", label="no_answer",
+                                    rationale="the answer is empty or declines to answer"))
+        elif answer_similarity is not None:
+            complete = answer_similarity >= s.answer_relevance_threshold
+            verdicts.append(Verdict(
+                "completeness", label="complete" if complete else "incomplete",
+                rationale="answers the question" if complete else "does not address the question"))
+
+        if docs and not no_answer and turn.answer:
+            verdicts.append(self._groundedness(turn.answer, docs, doc_vectors))
+        return JudgeResult(self.name, verdicts, latency_s=time.perf_counter() - start)
+
+    def _groundedness(self, answer: str, docs: list[str], doc_vectors: np.ndarray) -> Verdict:
+        claims = split_claims(answer)
+        checked = [c for c in claims if not is_generic(c)]
+        vectors = self.embedder.passage(checked) if checked else np.zeros((0, 384))
+        labelled = []
+        for claim in claims:
+            if claim not in checked:
+                labelled.append({"claim": claim, "label": "generic"})
+                continue
+            cosine = float(np.max(doc_vectors @ vectors[checked.index(claim)]))
+            lexical = max(lexical_support(claim, doc) for doc in docs)
+            support = self.claim_support(lexical, cosine)
+            labelled.append({"claim": claim, "label": "inferable" if support >= 0.5 else "ungrounded",
+                             "support": round(support, 4), "lexical": round(lexical, 4),
+                             "similarity": round(cosine, 4)})
+        grounded = sum(c["label"] == "inferable" for c in labelled)
+        ungrounded = sum(c["label"] == "ungrounded" for c in labelled)
+        score = grounded / (grounded + ungrounded) if grounded + ungrounded else 1.0
+        return Verdict("groundedness", score=score,
+                       rationale=f"{grounded} of {grounded + ungrounded} checkable claims supported"
+                                 f" by the documents ({len(labelled) - grounded - ungrounded} generic)",
+                       details={"claims": labelled})

@@ -1,0 +1,67 @@
+"""Plain-text helpers of the local evaluators: claims, generic sentences, refusals, content words."""
+
+from __future__ import annotations
+
+import re
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+\s*(?:[-*•]|\d+[.)])?\s*")
+_WORD = re.compile(r"[\w][\w'-]*", re.UNICODE)
+
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just me more most
+my myself no nor not now of off on once only or other our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there these they this those
+through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves also may might must shall yes ok okay please thanks
+""".split())
+
+_GREETING = re.compile(r"^(?:sure|certainly|of course|absolutely|great question|good question|hello"
+                       r"|hi|hey|thanks|thank you)\b[\s,!.:;-]*", re.IGNORECASE)
+_PLEASANTRY = re.compile(r"^(?:(?:i )?hope (?:this|that) helps|(?:please )?(?:let me know|feel free)"
+                         r"|is there anything else|i'?m (?:happy|glad|here) to help|as an ai\b)",
+                         re.IGNORECASE)
+
+# "No answer": the assistant says it cannot answer. Anchored phrases, not single words, so an
+# answer that merely mentions "not" is not a refusal.
+_NO_ANSWER = re.compile(
+    r"\b(?:i (?:could|can|was unable to|am unable to|'m unable to)(?:n't| not)?\s*(?:find|locate|"
+    r"answer|help with|access)|i (?:do not|don't|did not|didn't) (?:know|have (?:enough |any )?"
+    r"(?:information|details|data|context))|(?:there is|there's|i have) no (?:information|"
+    r"details|data|mention|record)|(?:no|not enough) (?:relevant )?(?:information|context) "
+    r"(?:is |was )?(?:available|provided|found)|(?:is|are) not (?:mentioned|covered|"
+    r"included|available|specified) in (?:the|our|my)|unable to (?:find|answer|determine)|"
+    r"cannot (?:answer|find|determine|help)|can't (?:answer|find|determine|help)|"
+    r"i have no comment|outside (?:of )?(?:my|the) (?:scope|knowledge))",
+    re.IGNORECASE)
+
+
+def split_claims(answer: str) -> list[str]:
+    """Sentences and list items of an answer, each one claim."""
+    parts = (p.strip(" \t-*•") for p in _SENTENCE_END.split(answer.strip()))
+    return [p for p in parts if p]
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in STOPWORDS}
+
+
+def is_generic(claim: str) -> bool:
+    """Pleasantries and hedges that assert nothing checkable."""
+    claim = claim.strip()
+    if _PLEASANTRY.match(claim):
+        return True
+    return len(content_words(_GREETING.sub("", claim, count=1))) < 2
+
+
+def is_no_answer(answer: str | None) -> bool:
+    return answer is None or not answer.strip() or bool(_NO_ANSWER.search(answer))
+
+
+def lexical_support(claim: str, source: str) -> float:
+    """Share of the claim's content words found in the source (0..1)."""
+    words = content_words(claim)
+    if not words:
+        return 0.0
+    return len(words & content_words(source)) / len(words)

@@ -1,0 +1,61 @@
+"""The sampling stage: decide, and persist what is kept before anything else happens to it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from monitor.config import SamplingSettings
+from monitor.emit.metrics import Metrics
+from monitor.model import AssistantTurn
+from monitor.sample.sampler import Sampler
+from monitor.store import Store
+
+_BUDGET_REFRESH_S = 5.0
+
+
+class SamplingStage:
+    """A `TurnConsumer`: sampled turns go into the store's judge queue; `on_enqueued` wakes judges."""
+
+    def __init__(self, settings: SamplingSettings, store: Store, metrics: Metrics,
+                 on_enqueued: Callable[[], None], daily_token_budget: int | None = None) -> None:
+        self.settings = settings
+        self.sampler = Sampler(settings)
+        self.store = store
+        self.metrics = metrics
+        self.on_enqueued = on_enqueued
+        self.daily_token_budget = daily_token_budget
+        self._budget_checked_at = 0.0
+        self._budget_exhausted = False
+
+    def _over_budget(self) -> bool:
+        if self.daily_token_budget is None:
+            return False
+        now = time.monotonic()
+        if now - self._budget_checked_at > _BUDGET_REFRESH_S:
+            midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+            spent = self.store.tokens_since(midnight.timestamp())
+            self._budget_exhausted = spent >= self.daily_token_budget
+            self._budget_checked_at = now
+        return self._budget_exhausted
+
+    async def consume(self, turn: AssistantTurn) -> None:
+        backlog = self.store.backlog()
+        self.metrics.sampling_factor.set(self.sampler.backlog_factor(backlog))
+        decision = self.sampler.decide(turn, backlog)
+        if not decision.keep:
+            self.metrics.turns_dropped.labels("not_sampled").inc()
+            return
+        if backlog >= self.settings.max_backlog:
+            self.metrics.turns_dropped.labels("backlog_full").inc()
+            return
+        if self._over_budget():
+            self.metrics.turns_dropped.labels("token_budget").inc()
+            return
+        if not self.store.enqueue(turn, decision.reason, decision.probability):
+            self.metrics.turns_dropped.labels("duplicate").inc()  # already stored: judged once
+            return
+        self.metrics.turns_sampled.labels(decision.reason).inc()
+        self.metrics.judge_backlog.set(self.store.backlog())
+        self.on_enqueued()

@@ -1,0 +1,225 @@
+"""The verdict store inside the tenant: SQLite in WAL mode, and the judge queue that survives crashes.
+
+    store = Store(Path("assistant-monitor.db"))
+    store.enqueue(turn, reason="rate", probability=0.1)   # durable before anything else happens
+    claimed = store.claim()                                # -> Claimed | None
+    store.complete(claimed.trace_id, results)              # verdicts + state, one transaction
+
+A sampled turn is written before it is handed to a judge, and its verdicts and its `judged`
+state are written in one transaction, so a crash (even kill -9) loses no sampled turn and judges
+none twice. `enqueue` is idempotent by trace id. Turns being judged when the process died are
+put back to `pending` by `recover()` at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from monitor.judges.base import JudgeResult
+from monitor.model import AssistantTurn
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS turns (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    trace_id TEXT NOT NULL UNIQUE,
+    service TEXT NOT NULL,
+    route TEXT,
+    turn_json TEXT NOT NULL,
+    reason TEXT NOT NULL,            -- the sampling rule that kept it
+    probability REAL NOT NULL,       -- its inclusion probability
+    state TEXT NOT NULL,             -- pending | judging | judged | failed
+    attempts INTEGER NOT NULL DEFAULT 0,
+    not_before REAL NOT NULL DEFAULT 0,
+    error TEXT,
+    received_at REAL NOT NULL,
+    judged_at REAL
+);
+CREATE INDEX IF NOT EXISTS turns_by_state ON turns (state, seq);
+CREATE INDEX IF NOT EXISTS turns_by_time ON turns (received_at);
+CREATE TABLE IF NOT EXISTS verdicts (
+    trace_id TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    label TEXT,
+    score REAL,
+    rationale TEXT NOT NULL,
+    details_json TEXT NOT NULL,
+    prompt_version TEXT,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (trace_id, judge, metric)
+);
+CREATE TABLE IF NOT EXISTS judge_costs (
+    trace_id TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    calls INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    latency_s REAL NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (trace_id, judge)
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    trace_id: str
+    turn: AssistantTurn
+    reason: str
+    probability: float
+    attempts: int
+
+
+class Store:
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: explicit transactions only, so each write commits at once.
+        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")  # durable across process crashes
+        self.db.execute("PRAGMA busy_timeout=5000")
+        self.db.executescript(SCHEMA)
+        self._backlog = self.db.execute(
+            "SELECT count(*) FROM turns WHERE state IN ('pending', 'judging')").fetchone()[0]
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- the queue -------------------------------------------------------------------------
+
+    def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool:
+        """Persist a sampled turn; False if this trace id is already stored."""
+        cursor = self.db.execute(
+            "INSERT OR IGNORE INTO turns (trace_id, service, route, turn_json, reason, probability,"
+            " state, received_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+            (turn.trace_id, turn.service, turn.route, turn.model_dump_json(), reason, probability,
+             time.time()))
+        added = cursor.rowcount == 1
+        self._backlog += added
+        return added
+
+    def recover(self) -> int:
+        """At start-up: turns left `judging` by a crash go back to `pending`."""
+        return self.db.execute("UPDATE turns SET state = 'pending' WHERE state = 'judging'").rowcount
+
+    def claim(self, now: float | None = None) -> Claimed | None:
+        now = time.time() if now is None else now
+        row = self.db.execute(
+            "UPDATE turns SET state = 'judging', attempts = attempts + 1 WHERE seq = ("
+            " SELECT seq FROM turns WHERE state = 'pending' AND not_before <= ? ORDER BY seq LIMIT 1)"
+            " RETURNING trace_id, turn_json, reason, probability, attempts", (now,)).fetchone()
+        if row is None:
+            return None
+        return Claimed(row["trace_id"], AssistantTurn.model_validate_json(row["turn_json"]),
+                       row["reason"], row["probability"], row["attempts"])
+
+    def complete(self, trace_id: str, results: list[JudgeResult]) -> None:
+        now = time.time()
+        with self._transaction():
+            # Plain INSERTs: a second judgement of the same turn would be an error, not an update.
+            for result in results:
+                self.db.executemany(
+                    "INSERT INTO verdicts (trace_id, judge, metric, label, score,"
+                    " rationale, details_json, prompt_version, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(trace_id, result.judge, v.metric, v.label, v.score, v.rationale,
+                      json.dumps(v.details, default=str), result.prompt_version, now)
+                     for v in result.verdicts])
+                self.db.execute(
+                    "INSERT INTO judge_costs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (trace_id, result.judge, result.calls, result.input_tokens,
+                     result.output_tokens, result.latency_s, now))
+            done = self.db.execute("UPDATE turns SET state = 'judged', judged_at = ?, error = NULL"
+                                   " WHERE trace_id = ? AND state = 'judging'", (now, trace_id))
+        self._backlog -= done.rowcount
+
+    def fail(self, trace_id: str, error: str, retry_at: float | None) -> None:
+        """Put a turn back for a later attempt, or mark it failed when `retry_at` is None."""
+        if retry_at is None:
+            self._backlog -= self.db.execute(
+                "UPDATE turns SET state = 'failed', error = ? WHERE trace_id = ? AND state = 'judging'",
+                (error, trace_id)).rowcount
+        else:
+            self.db.execute("UPDATE turns SET state = 'pending', error = ?, not_before = ?"
+                            " WHERE trace_id = ?", (error, retry_at, trace_id))
+
+    def backlog(self) -> int:
+        """Turns waiting for a judge (pending or being judged); kept in memory, it is per turn."""
+        return self._backlog
+
+    def tokens_since(self, since: float) -> int:
+        return self.db.execute(
+            "SELECT coalesce(sum(input_tokens + output_tokens), 0) FROM judge_costs"
+            " WHERE created_at >= ?", (since,)).fetchone()[0]
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def turns(self, limit: int = 20, state: str | None = None) -> list[dict[str, Any]]:
+        query = "SELECT trace_id, service, route, reason, probability, state, attempts, error," \
+                " received_at, judged_at FROM turns"
+        args: tuple[Any, ...] = ()
+        if state:
+            query += " WHERE state = ?"
+            args = (state,)
+        rows = self.db.execute(query + " ORDER BY seq DESC LIMIT ?", (*args, limit)).fetchall()
+        return [dict(row) for row in rows]
+
+    def show(self, trace_id: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT * FROM turns WHERE trace_id = ?", (trace_id,)).fetchone()
+        if row is None:
+            return None
+        shown = dict(row)
+        shown["turn"] = json.loads(shown.pop("turn_json"))
+        shown["verdicts"] = [
+            {**dict(v), "details": json.loads(v["details_json"])}
+            for v in self.db.execute("SELECT judge, metric, label, score, rationale,"
+                                     " details_json, prompt_version FROM verdicts"
+                                     " WHERE trace_id = ? ORDER BY judge, metric", (trace_id,))]
+        for v in shown["verdicts"]:
+            v.pop("details_json")
+        shown["costs"] = [dict(c) for c in self.db.execute(
+            "SELECT judge, calls, input_tokens, output_tokens, latency_s FROM judge_costs"
+            " WHERE trace_id = ?", (trace_id,))]
+        return shown
+
+    def failing(self, groundedness_below: float) -> Iterator[AssistantTurn]:
+        """Judged turns with no answer or low groundedness, oldest first (an eval set)."""
+        rows = self.db.execute(
+            "SELECT DISTINCT t.seq, t.turn_json FROM turns t JOIN verdicts v USING (trace_id)"
+            " WHERE (v.metric = 'completeness' AND v.label = 'no_answer')"
+            " OR (v.metric = 'groundedness' AND v.score < ?) ORDER BY t.seq",
+            (groundedness_below,))
+        for row in rows:
+            yield AssistantTurn.model_validate_json(row["turn_json"])
+
+    def purge(self, older_than: float) -> int:
+        """Retention: drop judged and failed turns (and their verdicts) older than the cut-off."""
+        with self._transaction():
+            old = "SELECT trace_id FROM turns WHERE received_at < ? AND state IN ('judged', 'failed')"
+            self.db.execute(f"DELETE FROM verdicts WHERE trace_id IN ({old})", (older_than,))
+            self.db.execute(f"DELETE FROM judge_costs WHERE trace_id IN ({old})", (older_than,))
+            return self.db.execute(
+                "DELETE FROM turns WHERE received_at < ? AND state IN ('judged', 'failed')",
+                (older_than,)).rowcount
+
+    def _transaction(self) -> Any:
+        return _Transaction(self.db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
