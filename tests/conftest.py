@@ -113,3 +113,73 @@ def start_sidecar() -> Iterator[Callable[..., RunningSidecar]]:
 @pytest.fixture
 def sidecar(start_sidecar: Callable[..., RunningSidecar]) -> RunningSidecar:
     return start_sidecar()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SidecarProcess:
+    """`assistant-monitor run` as its own process, as an operator runs it."""
+
+    def __init__(self, tmp_path: Path, extra_yaml: str = "", args: tuple[str, ...] = ()) -> None:
+        import subprocess
+        import sys
+
+        self.ports = {name: free_port() for name in ("grpc", "http", "admin")}
+        self.store_path = tmp_path / "store.db"
+        self.config = tmp_path / "monitor.yaml"
+        self.config.write_text(
+            f"receivers:\n  grpc: {{endpoint: '127.0.0.1:{self.ports['grpc']}'}}\n"
+            f"  http: {{endpoint: '127.0.0.1:{self.ports['http']}'}}\n"
+            f"admin: {{endpoint: '127.0.0.1:{self.ports['admin']}'}}\n"
+            f"store: {{path: '{self.store_path}'}}\n"
+            "assembly: {root_grace_s: 0.2}\n" + extra_yaml)
+        self.log = tmp_path / "sidecar.log"
+        self._log_file = self.log.open("a")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "monitor", "run", "--config", str(self.config), *args],
+            stdout=self._log_file, stderr=subprocess.STDOUT)
+        self.wait_ready()
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports['admin']}"
+
+    @property
+    def grpc_endpoint(self) -> str:
+        return f"127.0.0.1:{self.ports['grpc']}"
+
+    def wait_ready(self, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.log.read_text()
+            try:
+                urllib.request.urlopen(f"{self.admin_url}/readyz", timeout=1)
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError("sidecar did not become ready")
+
+    def scrape(self, accept: str = "") -> str:
+        request = urllib.request.Request(f"{self.admin_url}/metrics", headers={"Accept": accept})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.read().decode()
+
+    def stop(self) -> int:
+        import signal
+
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=60)
+        self._log_file.close()
+        return code
+
+    def kill(self) -> None:
+        self.process.kill()  # SIGKILL: no cleanup at all
+        self.process.wait(timeout=30)
+        self._log_file.close()

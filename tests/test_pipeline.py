@@ -1,0 +1,167 @@
+"""End to end: real OTel SDK exporters → the sidecar → sampling → the local judge → /metrics."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from tests import traffic
+from tests.conftest import RunningSidecar, SidecarProcess
+
+
+def provider_for(endpoint: str, service: str = "shop-bot") -> TracerProvider:
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint,
+                                                                    insecure=True)))
+    return provider
+
+
+def wait_until(condition, timeout_s: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """Sum of the samples of `name` in an exposition whose labels include `labels`."""
+    total = 0.0
+    for line in text.splitlines():
+        match = re.match(r"^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)", line)
+        if not match or match.group(1) != name:
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', match.group(2) or ""))
+        if all(found.get(k) == v for k, v in labels.items()):
+            total += float(match.group(3))
+    return total
+
+
+def test_mixed_traffic_is_judged_per_class(sidecar: RunningSidecar) -> None:
+    provider = provider_for(sidecar.grpc_endpoint)
+    for case in traffic.ALL:
+        traffic.send(provider, case, route=case.kind)
+    provider.shutdown()
+    wait_until(lambda: sum(sidecar.metric("assistant_turns_judged_total", service="shop-bot",
+                                          route=c, judge="local")
+                           for c in ("grounded", "invented", "refusal", "irrelevant_docs")) == 16,
+               what="16 judged turns")
+    with urllib.request.urlopen(f"{sidecar.admin_url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+
+    def mean(name: str, route: str) -> float:
+        return (sample(text, f"{name}_sum", route=route, judge="local")
+                / sample(text, f"{name}_count", route=route, judge="local"))
+
+    assert sample(text, "assistant_turns_sampled_total", reason="rate") == 16
+    assert mean("assistant_groundedness", "grounded") == 1.0
+    assert mean("assistant_groundedness", "invented") == 0.0
+    assert mean("assistant_groundedness", "irrelevant_docs") == 0.0
+    assert sample(text, "assistant_groundedness_count", route="refusal") == 0  # nothing to ground
+    assert mean("assistant_context_relevance", "grounded") == 1.0
+    assert mean("assistant_context_relevance", "irrelevant_docs") == 0.0
+    assert sample(text, "assistant_answer_completeness_total", route="refusal",
+                  verdict="no_answer") == 4
+    assert sample(text, "assistant_answer_completeness_total", verdict="no_answer") == 4
+    assert sample(text, "assistant_answer_relevance_total", route="grounded",
+                  verdict="relevant") == 4
+    assert sample(text, "assistant_claims_total", route="invented", verdict="ungrounded") == 4
+    # The unbiased rate the README's PromQL computes (every turn kept with p = 1 here).
+    no_answer = (sample(text, "assistant_weighted_verdicts_total", metric="completeness",
+                        verdict="no_answer")
+                 / sample(text, "assistant_weighted_turns_total", metric="completeness"))
+    assert no_answer == 4 / 16
+
+    lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                          text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    request = urllib.request.Request(f"{sidecar.admin_url}/metrics",
+                                     headers={"Accept": "application/openmetrics-text"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        openmetrics = response.read().decode()
+    exemplar = re.search(r'assistant_answer_completeness_total\{[^}]*verdict="no_answer"\} 4\.0 '
+                         r'# \{trace_id="([0-9a-f]{32})"\}', openmetrics)
+    assert exemplar, "completeness counters carry a trace id exemplar"
+
+
+def _count(store: Path, sql: str) -> int:
+    with sqlite3.connect(store) as db:
+        return db.execute(sql).fetchone()[0]
+
+
+def test_kill_9_while_turns_are_queued_loses_none_and_judges_none_twice(tmp_path: Path) -> None:
+    slow = "judging: {workers: 1, calls_per_minute: 240}\n"  # 4 turns a second: a queue builds
+    sidecar = SidecarProcess(tmp_path, slow)
+    provider = provider_for(sidecar.grpc_endpoint)
+    sent = [traffic.send(provider, case, route="r") for case in traffic.ALL * 2]
+    provider.shutdown()
+    store = sidecar.store_path
+    wait_until(lambda: _count(store, "SELECT count(*) FROM turns") == len(sent),
+               what="every turn persisted")
+    wait_until(lambda: _count(store, "SELECT count(*) FROM turns WHERE state = 'judged'") >= 3,
+               what="a few judged")
+    sidecar.kill()
+    judged_before = _count(store, "SELECT count(*) FROM turns WHERE state = 'judged'")
+    assert judged_before < len(sent), "the kill must land while turns are still queued"
+
+    restarted = SidecarProcess(tmp_path, "judging: {workers: 2}\n")
+    wait_until(lambda: _count(store, "SELECT count(*) FROM turns WHERE state = 'judged'")
+               == len(sent), what="every turn judged after the restart")
+    assert restarted.stop() == 0
+    with sqlite3.connect(store) as db:
+        judged = [row[0] for row in db.execute("SELECT trace_id FROM judge_costs")]
+        assert sorted(judged) == sorted(sent)  # each trace exactly once
+        assert db.execute("SELECT count(*) FROM turns WHERE state != 'judged'").fetchone()[0] == 0
+    assert "judging them again" in restarted.log.read_text() or judged_before + 1 == len(sent)
+
+
+def test_canary_never_reaches_metrics_or_logs(tmp_path: Path) -> None:
+    canary = "CANARY-7f3a9e"
+    sidecar = SidecarProcess(tmp_path)
+    provider = provider_for(sidecar.grpc_endpoint)
+    planted = [traffic.Case(case.kind, f"{case.question} {canary}",
+                            tuple(f"{d} {canary}" for d in case.documents),
+                            f"{case.answer} {canary}") for case in traffic.ALL]
+    for case in planted:
+        traffic.send(provider, case, route="support")
+    provider.shutdown()
+    wait_until(lambda: sample(sidecar.scrape(), "assistant_turns_judged_total") == len(planted),
+               what="every canary turn judged")
+    metrics = sidecar.scrape() + sidecar.scrape("application/openmetrics-text")
+    assert sidecar.stop() == 0
+    logs = sidecar.log.read_text()
+    assert "OTLP/gRPC receiver listening" in logs  # the logs at the default level were read
+    assert canary not in metrics
+    assert canary not in logs
+
+
+def test_overload_keeps_memory_bounded_and_counts_every_drop(start_sidecar) -> None:
+    sidecar = start_sidecar(
+        judging={"workers": 1, "calls_per_minute": 120},
+        sampling={"adaptive": {"low_watermark": 5, "high_watermark": 20, "min_factor": 0.1},
+                  "max_backlog": 25})
+    provider = provider_for(sidecar.grpc_endpoint)
+    for i in range(300):
+        traffic.send(provider, traffic.GROUNDED[i % 4], route="support")
+    provider.shutdown()
+    received = 300.0
+    wait_until(lambda: sidecar.metric("assistant_turns_received_total", service="shop-bot",
+                                      route="support") == received, what="all turns assembled")
+    wait_until(lambda: sidecar.sidecar.turns.empty(), what="the turn queue drained")
+    m = sidecar.metric
+    sampled = m("assistant_turns_sampled_total", reason="rate")
+    dropped = {r: m("assistant_turns_dropped_total", reason=r)
+               for r in ("not_sampled", "backlog_full", "token_budget", "duplicate")}
+    assert sampled + sum(dropped.values()) == received
+    assert dropped["not_sampled"] > 0  # the sampler shed load as the backlog grew
+    assert sampled <= 60  # far fewer than received: the judge could never keep up with 300
+    assert sidecar.sidecar.store.backlog() <= 25
+    assert m("assistant_sampling_factor") < 1.0

@@ -1,0 +1,79 @@
+"""The store: a crash-safe judge queue and the verdicts with their rationales."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from monitor.judges.base import JudgeResult, Verdict
+from monitor.model import AssistantTurn
+from monitor.store import Store
+
+
+def turn(n: int, answer: str = "An answer.") -> AssistantTurn:
+    return AssistantTurn(trace_id=f"{n:032x}", service="bot", question=f"q{n}", answer=answer)
+
+
+def result(score: float = 0.5, label: str = "complete") -> list[JudgeResult]:
+    return [JudgeResult("local", [Verdict("groundedness", score=score, rationale="1 of 2",
+                                          details={"claims": [{"claim": "c", "label": "inferable"}]}),
+                                  Verdict("completeness", label=label, rationale="r")],
+                        input_tokens=12, output_tokens=3, latency_s=0.01)]
+
+
+def test_queue_is_idempotent_and_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = Store(path)
+    assert store.enqueue(turn(1), "rate", 0.25)
+    assert not store.enqueue(turn(1), "rate", 0.25)  # the same trace again: not twice
+    assert store.enqueue(turn(2), "no_documents", 1.0)
+    claimed = store.claim()
+    assert (claimed.trace_id, claimed.reason, claimed.probability, claimed.attempts) == (
+        turn(1).trace_id, "rate", 0.25, 1)
+    assert claimed.turn == turn(1)
+    store.close()  # "crash" with turn 1 being judged and turn 2 pending
+
+    store = Store(path)
+    assert store.backlog() == 2
+    assert store.recover() == 1
+    first, second = store.claim(), store.claim()
+    assert [first.trace_id, second.trace_id] == [turn(1).trace_id, turn(2).trace_id]
+    assert first.attempts == 2
+    store.complete(first.trace_id, result())
+    assert store.backlog() == 1
+    with pytest.raises(sqlite3.IntegrityError):  # judged twice would be a bug, not an update
+        store.complete(first.trace_id, result())
+    shown = store.show(first.trace_id)
+    assert shown["state"] == "judged" and shown["turn"]["question"] == "q1"
+    assert [(v["metric"], v["label"], v["score"]) for v in shown["verdicts"]] == [
+        ("completeness", "complete", None), ("groundedness", None, 0.5)]
+    assert shown["verdicts"][1]["details"]["claims"][0]["label"] == "inferable"
+    assert store.tokens_since(0) == 15
+
+
+def test_failures_are_retried_after_a_delay_then_marked_failed(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    store.enqueue(turn(1), "rate", 1.0)
+    claimed = store.claim(now=100.0)
+    store.fail(claimed.trace_id, "local: TimeoutError", retry_at=160.0)
+    assert store.claim(now=150.0) is None
+    assert store.claim(now=161.0).attempts == 2
+    store.fail(claimed.trace_id, "local: TimeoutError", retry_at=None)
+    assert store.backlog() == 0
+    assert store.turns(state="failed")[0]["error"] == "local: TimeoutError"
+
+
+def test_failing_turns_export_and_retention(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    for n, (score, label) in enumerate([(0.9, "complete"), (0.2, "complete"), (1.0, "no_answer")]):
+        store.enqueue(turn(n), "rate", 1.0)
+        store.complete(store.claim().trace_id, result(score, label))
+    assert [t.trace_id for t in store.failing(groundedness_below=0.5)] == [
+        turn(1).trace_id, turn(2).trace_id]
+    store.enqueue(turn(9), "rate", 1.0)  # pending turns are never purged
+    assert store.purge(older_than=float("inf")) == 3
+    assert [t["trace_id"] for t in store.turns()] == [turn(9).trace_id]
+    assert json.loads(json.dumps(store.turns()))  # plain data for the CLI
