@@ -71,9 +71,9 @@ class Sidecar:
 
         receivers = settings.receivers
         token = receivers.bearer_token.get_secret_value() if receivers.bearer_token else None
-        decoder = OtlpDecoder(max_attribute_length=receivers.max_attribute_length,
-                              max_value_depth=receivers.max_value_depth,
-                              tenant_id=settings.tenant_id)
+        self.decoder = decoder = OtlpDecoder(max_attribute_length=receivers.max_attribute_length,
+                                             max_value_depth=receivers.max_value_depth,
+                                             tenant_id=settings.tenant_id)
         self.grpc = (GrpcReceiver(receivers.grpc, receivers.tls, decoder, self, self.metrics, token)
                      if receivers.grpc.enabled else None)
         self.http = (HttpReceiver(receivers.http, receivers.tls, decoder, self, self.metrics, token)
@@ -154,6 +154,14 @@ class Sidecar:
         for turn in self.assembler.add(batch.facts):
             self._emit(turn)
         self._update_gauges()
+
+    async def settle(self, timeout_s: float = 600.0) -> None:
+        """Complete every pending turn and wait until the judges are done (replay, tests)."""
+        for turn in self.assembler.flush_all():
+            self._emit(turn)
+        async with asyncio.timeout(timeout_s):
+            while not self.turns.empty() or (self.judging is not None and not self.judging.idle):
+                await asyncio.sleep(0.05)
 
     # -- internals -----------------------------------------------------------------------------
 

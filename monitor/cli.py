@@ -3,6 +3,8 @@
     assistant-monitor run [--config FILE] [--demo]
     assistant-monitor check-config [--config FILE]
     assistant-monitor turns [--admin http://127.0.0.1:9464] [--limit 10] [--json]
+    assistant-monitor replay FILE [--config FILE]
+    assistant-monitor verdicts list|show TRACE_ID|export-failing --out FILE [--config FILE]
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import signal
 import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from monitor.config import Settings, load_settings
@@ -101,6 +104,105 @@ def cmd_turns(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    logging.basicConfig(level=settings.log_level,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings.receivers.grpc.enabled = settings.receivers.http.enabled = False
+    settings.admin.endpoint = "127.0.0.1:0"
+    return asyncio.run(_replay(settings, Path(args.file)))
+
+
+async def _replay(settings: Settings, path: Path) -> int:
+    from monitor.app import Sidecar
+    from monitor.errors import PermanentError
+    from monitor.replay import read_requests
+
+    sidecar = Sidecar(settings)
+    await sidecar.start()
+    requests = rejected = 0
+    try:
+        for body, fmt in read_requests(path):
+            requests += 1
+            try:
+                sidecar.consume(sidecar.decoder.decode("traces", body, fmt), "replay", "traces")
+            except PermanentError as exc:
+                rejected += 1
+                print(f"request {requests}: {exc}", file=sys.stderr)
+        await sidecar.settle()
+    except PermanentError as exc:
+        print(f"assistant-monitor: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        summary = _summary(sidecar)
+        await sidecar.stop()
+    print(f"replayed {requests} requests ({rejected} rejected) from {path}")
+    print(summary)
+    return 0 if not rejected else 1
+
+
+def _summary(sidecar: Any) -> str:
+    """Judged figures of this run, sampling-weighted as the README's PromQL computes them."""
+    totals: dict[tuple[str, ...], float] = {}
+    for family in sidecar.metrics.registry.collect():
+        for s in family.samples:
+            key = (s.name, s.labels.get("metric", ""), s.labels.get("verdict", ""),
+                   s.labels.get("reason", ""))
+            totals[key] = totals.get(key, 0.0) + s.value
+
+    def total(name: str, metric: str = "", verdict: str = "", reason: str = "") -> float:
+        if metric or verdict or reason:
+            return totals.get((name, metric, verdict, reason), 0.0)
+        return sum(v for k, v in totals.items() if k[0] == name)
+
+    lines = [f"turns assembled {total('assistant_turns_received_total'):.0f}, "
+             f"judged {total('assistant_turns_judged_total'):.0f}"]
+    turns = lambda m: total("assistant_weighted_turns_total", m) or float("nan")  # noqa: E731
+    for metric in ("context_relevance", "groundedness"):
+        mean = total("assistant_weighted_score_total", metric) / turns(metric)
+        lines.append(f"  {metric:18} mean {mean:.3f}")
+    for metric, labels in (("answer_relevance", ("relevant", "irrelevant")),
+                           ("completeness", ("complete", "incomplete", "no_answer"))):
+        shares = ", ".join(
+            f"{label} {total('assistant_weighted_verdicts_total', metric, label) / turns(metric):.1%}"
+            for label in labels)
+        lines.append(f"  {metric:18} {shares}")
+    return "\n".join(lines)
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from monitor.store import Store
+
+    path = _settings(args).store.path
+    if not path.exists():
+        print(f"assistant-monitor: no store at {path}", file=sys.stderr)
+        sys.exit(1)
+    return Store(path)
+
+
+def cmd_verdicts(args: argparse.Namespace) -> int:
+    store = _store(args)
+    if args.action == "list":
+        print(f"{'trace id':32}  {'state':8} {'reason':18} {'p':>6}  service/route")
+        for row in store.turns(limit=args.limit, state=args.state):
+            print(f"{row['trace_id']:32}  {row['state']:8} {row['reason']:18} "
+                  f"{row['probability']:>6.3f}  {row['service']}/{row['route'] or '-'}")
+    elif args.action == "show":
+        shown = store.show(args.trace_id or "")
+        if shown is None:
+            print(f"assistant-monitor: no stored turn {args.trace_id}", file=sys.stderr)
+            return 1
+        print(json.dumps(shown, indent=2, default=str))
+    else:
+        count = 0
+        with open(args.out, "w") as out:
+            for turn in store.failing(args.groundedness_below):
+                out.write(turn.model_dump_json() + "\n")
+                count += 1
+        print(f"wrote {count} failing turns to {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="assistant-monitor", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -117,6 +219,20 @@ def main(argv: list[str] | None = None) -> int:
     turns.add_argument("--limit", type=int, default=10)
     turns.add_argument("--json", action="store_true", help="print the full turns as JSON")
     turns.set_defaults(func=cmd_turns)
+    replay = sub.add_parser("replay", help="judge recorded OTLP (JSON lines or length-prefixed "
+                                           "protobuf, as the Collector's file exporter writes)")
+    replay.add_argument("file")
+    replay.add_argument("--config", help="YAML configuration file")
+    replay.set_defaults(func=cmd_replay)
+    verdicts = sub.add_parser("verdicts", help="read the local verdict store")
+    verdicts.add_argument("action", choices=["list", "show", "export-failing"])
+    verdicts.add_argument("trace_id", nargs="?", help="with show: the turn's trace id")
+    verdicts.add_argument("--config", help="YAML configuration file (for store.path)")
+    verdicts.add_argument("--state", choices=["pending", "judging", "judged", "failed"])
+    verdicts.add_argument("--limit", type=int, default=20)
+    verdicts.add_argument("--out", default="failing-turns.jsonl", help="with export-failing")
+    verdicts.add_argument("--groundedness-below", type=float, default=0.5)
+    verdicts.set_defaults(func=cmd_verdicts)
     args = parser.parse_args(argv)
     return int(args.func(args))
 
