@@ -1,0 +1,189 @@
+"""Calibrate the local judge's thresholds on labelled data, and report how well each evaluator agrees.
+
+    python bench/calibrate_local.py --bigbench bigbench-1.0.0.tar.gz [--pairs 1500]
+
+Data (offline, from the `bigbench` sdist; extract, never pip-install it; get the file with
+`python bench/calibrate_local.py --fetch`):
+- VitaminC (claim + evidence; SUPPORTS / REFUTES / NOT ENOUGH INFO): claim support for
+  groundedness (supported vs not), and topical relevance for context relevance (a claim against
+  its own evidence vs another article's).
+- TruthfulQA (questions with answer choices): answer relevance (a question against one of its
+  own choices vs a choice of another question), and the no-answer detector ("I have no comment").
+
+Train and test are split by article title (VitaminC) or question (TruthfulQA) so that no text is
+on both sides. Thresholds and the claim-support weights are fitted on train; balanced accuracy is
+reported on test. The printed values are the defaults in monitor/config.py (LocalJudgeSettings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from monitor.judges.embeddings import Embedder  # noqa: E402
+from monitor.judges.text import is_no_answer, lexical_support  # noqa: E402
+
+TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
+
+
+def load(bigbench: Path, task: str) -> list[dict[str, Any]]:
+    if bigbench.is_dir():
+        return json.loads((bigbench / task).read_text())["examples"]
+    with tarfile.open(bigbench) as archive:
+        member = archive.extractfile(f"{TASKS}/{task}")
+        assert member is not None, f"{task} not in {bigbench}"
+        return json.load(member)["examples"]
+
+
+def is_train(key: str) -> bool:
+    return hashlib.sha256(key.encode()).digest()[0] < 128
+
+
+def balanced_accuracy(labels: np.ndarray, predicted: np.ndarray) -> float:
+    positives, negatives = labels == 1, labels == 0
+    return float(((predicted[positives] == 1).mean() + (predicted[negatives] == 0).mean()) / 2)
+
+
+def best_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
+    candidates = np.unique(np.round(scores, 3))
+    return float(max(candidates, key=lambda t: balanced_accuracy(labels, (scores >= t).astype(int))))
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, steps: int = 5_000, lr: float = 0.5) -> np.ndarray:
+    """Class-balanced logistic regression by gradient descent on standardised features;
+    returns [bias, w1, w2, ...] for the raw features."""
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    x1 = np.hstack([np.ones((len(x), 1)), (x - mean) / std])
+    weights = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
+    w = np.zeros(x1.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-x1 @ w))
+        w -= lr * x1.T @ (weights * (p - y)) / len(y)
+    raw = w[1:] / std
+    return np.concatenate([[w[0] - raw @ mean], raw])
+
+
+def vitaminc(bigbench: Path, pairs: int, seed: int) -> list[tuple[str, str, str, int]]:
+    """(title, evidence, claim, supported) from VitaminC, a balanced random subset."""
+    rows = []
+    for example in load(bigbench, "vitaminc_fact_verification/task.json"):
+        head, _, claim = example["input"].rpartition("\nClaim: ")
+        title, _, evidence = head.partition(": ")
+        label = max(example["target_scores"], key=example["target_scores"].get)
+        rows.append((title, evidence, claim, int(label == "True")))
+    rng = random.Random(seed)
+    rng.shuffle(rows)
+    supported = [r for r in rows if r[3] == 1][: pairs // 2]
+    other = [r for r in rows if r[3] == 0][: pairs // 2]
+    return supported + other
+
+
+def report(name: str, train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndarray, np.ndarray],
+           threshold: float) -> None:
+    train_ba = balanced_accuracy(train[1], (train[0] >= threshold).astype(int))
+    test_ba = balanced_accuracy(test[1], (test[0] >= threshold).astype(int))
+    print(f"{name:22} threshold {threshold:.3f}   balanced accuracy train {train_ba:.3f}  "
+          f"test {test_ba:.3f}   (test n={len(test[1])}, {int(test[1].sum())} positive)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bigbench", type=Path, help="the bigbench sdist (.tar.gz) or its "
+                        "benchmark_tasks folder")
+    parser.add_argument("--fetch", action="store_true", help="download the bigbench sdist "
+                        "(358 MB) from the package index into the current folder, then exit")
+    parser.add_argument("--pairs", type=int, default=1500, help="VitaminC pairs to use")
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args()
+    if args.fetch:
+        fetch()
+        return
+    if args.bigbench is None:
+        parser.error("--bigbench is required (or --fetch first)")
+    embedder = Embedder()
+
+    # Claim support (groundedness) on VitaminC.
+    rows = vitaminc(args.bigbench, args.pairs, args.seed)
+    claims = embedder.passage([r[2] for r in rows])
+    evidence = embedder.passage([r[1] for r in rows])
+    cosine = np.sum(claims * evidence, axis=1)
+    lexical = np.array([lexical_support(r[2], r[1]) for r in rows])
+    labels = np.array([r[3] for r in rows])
+    train = np.array([is_train(r[0]) for r in rows])
+    features = np.column_stack([lexical, cosine])
+    w = fit_logistic(features[train], labels[train])
+    support = 1 / (1 + np.exp(-(w[0] + features @ w[1:])))
+    print(f"claim support weights (bias, lexical, cosine) = ({w[0]:.2f}, {w[1]:.2f}, {w[2]:.2f})")
+    report("claim support (logit)", (support[train], labels[train]),
+           (support[~train], labels[~train]), 0.5)
+    for name, score in (("  lexical alone", lexical), ("  cosine alone", cosine)):
+        t = best_threshold(score[train], labels[train])
+        report(name, (score[train], labels[train]), (score[~train], labels[~train]), t)
+    refutes = [i for i, r in enumerate(rows) if not r[3]]
+    print(f"  (not-supported claims are REFUTES or NOT ENOUGH INFO: {len(refutes)} pairs; "
+          "lexical and embedding features cannot tell a contradiction from support)")
+
+    # Context relevance: a claim (as a query) against its own evidence vs another article's.
+    queries = embedder.query([r[2] for r in rows])
+    rng = random.Random(args.seed)
+    other = [rng.choice([j for j in rng.sample(range(len(rows)), 8) if rows[j][0] != r[0]])
+             for r in rows]
+    relevance = np.concatenate([np.sum(queries * evidence, axis=1),
+                                np.sum(queries * evidence[other], axis=1)])
+    relevance_labels = np.concatenate([np.ones(len(rows)), np.zeros(len(rows))]).astype(int)
+    split = np.concatenate([train, train])
+    t = best_threshold(relevance[split], relevance_labels[split])
+    report("context relevance", (relevance[split], relevance_labels[split]),
+           (relevance[~split], relevance_labels[~split]), t)
+
+    # Answer relevance and the no-answer detector on TruthfulQA.
+    qa = load(args.bigbench, "truthful_qa/task_mc.json")
+    questions = [e["input"] for e in qa]
+    own = [rng.choice(list(e["target_scores"])) for e in qa]
+    foreign = [rng.choice(list(qa[(i + rng.randrange(1, len(qa))) % len(qa)]["target_scores"]))
+               for i in range(len(qa))]
+    q = embedder.query(questions)
+    answer_scores = np.concatenate([np.sum(q * embedder.passage(own), axis=1),
+                                    np.sum(q * embedder.passage(foreign), axis=1)])
+    answer_labels = np.concatenate([np.ones(len(qa)), np.zeros(len(qa))]).astype(int)
+    qa_train = np.array([is_train(x) for x in questions] * 2)
+    t = best_threshold(answer_scores[qa_train], answer_labels[qa_train])
+    report("answer relevance", (answer_scores[qa_train], answer_labels[qa_train]),
+           (answer_scores[~qa_train], answer_labels[~qa_train]), t)
+
+    choices = [c for e in qa for c in e["target_scores"]]
+    declines = np.array(["no comment" in c.lower() or "don't know the answer" in c.lower()
+                         for c in choices])
+    detected = np.array([is_no_answer(c) for c in choices])
+    print(f"{'no-answer detector':22} recall {detected[declines].mean():.3f} "
+          f"({int(declines.sum())} declining choices), false positives "
+          f"{detected[~declines].mean():.3%} of {int((~declines).sum())} other choices")
+
+
+def fetch() -> None:
+    """The sdist cannot be `pip download`ed (its metadata step needs a URL dependency)."""
+    import shutil
+    import urllib.request
+
+    from pip._internal.models.index import PyPI  # the index pip itself uses
+
+    with urllib.request.urlopen(f"{PyPI.pypi_url}/bigbench/json", timeout=60) as response:
+        sdist = next(f for f in json.load(response)["urls"] if f["packagetype"] == "sdist")
+    with urllib.request.urlopen(sdist["url"], timeout=600) as response, \
+            open(sdist["filename"], "wb") as out:
+        shutil.copyfileobj(response, out)
+    print(f"saved {sdist['filename']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""The local judge's evaluators on small hand-labelled cases (the calibrated figures on labelled
+data come from bench/calibrate_local.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from monitor.config import LocalJudgeSettings
+from monitor.judges.local import LocalJudge
+from monitor.judges.text import is_generic, is_no_answer, split_claims
+from monitor.model import AssistantTurn, RetrievedDocument
+
+REFUSALS = [
+    "I could not find information about that in our documentation.",
+    "I'm sorry, I don't have information about shipping to Antarctica.",
+    "That is not mentioned in the documents I have.",
+    "I cannot answer that question.",
+    "Unfortunately there is no information about pricing in the provided context.",
+    "I don't know.",
+    "",
+    "   ",
+]
+ANSWERS = [
+    "Refunds are issued within 30 days.",
+    "Not all plans include priority support; the Pro plan does.",
+    "You cannot return opened software, but hardware can be returned within 30 days.",
+    "No, express shipping is not available on Sundays.",
+    "The document does not cover weekends, so standard hours apply: 9 to 5 on weekdays.",
+]
+
+
+@pytest.mark.parametrize("answer", REFUSALS)
+def test_refusals_are_no_answers(answer: str) -> None:
+    assert is_no_answer(answer)
+
+
+@pytest.mark.parametrize("answer", ANSWERS)
+def test_answers_with_negations_are_answers(answer: str) -> None:
+    assert not is_no_answer(answer)
+
+
+def test_claims_and_generic_sentences() -> None:
+    answer = ("Sure! Refunds are issued within 30 days. Express shipping takes 1 day.\n"
+              "- Standard shipping takes 3 to 5 days\nHope this helps.")
+    claims = split_claims(answer)
+    assert claims == ["Sure!", "Refunds are issued within 30 days.", "Express shipping takes 1 day.",
+                      "Standard shipping takes 3 to 5 days", "Hope this helps."]
+    assert [is_generic(c) for c in claims] == [True, False, False, False, True]
+
+
+@pytest.fixture(scope="module")
+def judge() -> LocalJudge:
+    return LocalJudge(LocalJudgeSettings())
+
+
+def test_groundedness_counts_claims_and_sets_generic_ones_aside(judge: LocalJudge) -> None:
+    turn = AssistantTurn(
+        trace_id="1" * 32, question="How long do refunds and express shipping take?",
+        documents=[RetrievedDocument(id="kb-1", content="Refunds are issued within 30 days of "
+                                                        "purchase to the original payment method."),
+                   RetrievedDocument(id="kb-2", content="Express shipping takes 1 day.")],
+        answer="Sure! Refunds are issued within 30 days. Express shipping takes 1 day. "
+               "Every order also includes a free umbrella and a lottery ticket.")
+    result = judge.judge_sync(turn)
+    groundedness = result.get("groundedness")
+    assert [c["label"] for c in groundedness.details["claims"]] == [
+        "generic", "inferable", "inferable", "ungrounded"]
+    assert groundedness.score == pytest.approx(2 / 3)
+    assert result.get("context_relevance").score == 1.0
+    assert result.get("completeness").label == "complete"
+    assert result.judge == "local" and result.calls == 0 and result.input_tokens == 0
+
+
+def test_metrics_that_do_not_apply_are_left_out(judge: LocalJudge) -> None:
+    no_docs = judge.judge_sync(AssistantTurn(trace_id="2" * 32, question="Hi?", answer="Hello."))
+    assert {v.metric for v in no_docs.verdicts} == {"answer_relevance", "completeness"}
+    refusal = judge.judge_sync(AssistantTurn(
+        trace_id="3" * 32, question="Who founded the company?", answer="I don't know.",
+        documents=[RetrievedDocument(content="The Pro plan costs 12 euros a month.")]))
+    assert {v.metric: v.label for v in refusal.verdicts} == {"context_relevance": None,
+                                                             "completeness": "no_answer"}
+
+
+def test_embeddings_are_cached_by_content(judge: LocalJudge) -> None:
+    turn = AssistantTurn(trace_id="4" * 32, question="How long does express shipping take?",
+                         answer="Express shipping takes 1 day.",
+                         documents=[RetrievedDocument(content="Express shipping takes 1 day.")])
+    judge.judge_sync(turn)
+    computed = judge.embedder.computed
+    judge.judge_sync(turn)
+    assert judge.embedder.computed == computed
