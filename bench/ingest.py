@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -65,7 +66,7 @@ def _messages(question: str, answer: str | None, tool: bool) -> tuple[str, str]:
 
 def _trace(request: ExportTraceServiceRequest, n: int, style: str) -> None:
     scope = request.resource_spans[-1].scope_spans[0]
-    trace_id = (n + 1).to_bytes(16, "big")
+    trace_id = random.Random(n).getrandbits(128).to_bytes(16, "big")  # random, as SDKs make them
     t0 = 1_700_000_000_000_000_000 + n * 1_000_000
     question = f"How long do refunds take for order {n}?"
     answer = "Refunds are issued within 30 days."
