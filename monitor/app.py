@@ -41,6 +41,20 @@ TICK_S = 0.1  # how often due turns are completed
 RETENTION_EVERY_S = 3600.0
 
 
+def build_judge(settings: Settings, metrics: Metrics) -> Judge:
+    """The configured LLM endpoints (several: a panel), else the offline local judge."""
+    llm = settings.judging.llm
+    if not llm.endpoints:
+        from monitor.judges.local import LocalJudge  # loads the embedding model
+
+        return LocalJudge(settings.judging.local)
+    from monitor.judges.llm import LLMJudge
+    from monitor.judges.panel import PanelJudge
+
+    judges: list[Judge] = [LLMJudge(endpoint, llm, metrics) for endpoint in llm.endpoints]
+    return judges[0] if len(judges) == 1 else PanelJudge(judges, llm.aggregate)
+
+
 class Sidecar:
     def __init__(self, settings: Settings, registry: CollectorRegistry | None = None,
                  judges: list[Judge] | None = None, downstream: TurnConsumer | None = None) -> None:
@@ -55,9 +69,7 @@ class Sidecar:
         self.judging: JudgeStage | None = None
         if downstream is None:
             if judges is None:
-                from monitor.judges.local import LocalJudge  # loads the embedding model
-
-                judges = [LocalJudge(settings.judging.local)]
+                judges = [build_judge(settings, self.metrics)]
             self.store = Store(settings.store.path)
             verdicts = VerdictMetrics(self.metrics, self.services, self.routes)
             self.judging = JudgeStage(settings.judging, self.store, judges, self.metrics,

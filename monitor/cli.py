@@ -63,10 +63,17 @@ async def _run(settings: Settings, demo: bool) -> None:
     await sidecar.stop()
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+def _logging(settings: Settings) -> None:
     logging.basicConfig(level=settings.log_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # httpx logs every request line at INFO; the openai client logs bodies at DEBUG.
+    for name in ("httpx", "openai"):
+        logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    _logging(settings)
     asyncio.run(_run(settings, args.demo))
     return 0
 
@@ -106,8 +113,7 @@ def cmd_turns(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    logging.basicConfig(level=settings.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _logging(settings)
     settings.receivers.grpc.enabled = settings.receivers.http.enabled = False
     settings.admin.endpoint = "127.0.0.1:0"
     return asyncio.run(_replay(settings, Path(args.file)))

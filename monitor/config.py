@@ -151,6 +151,74 @@ class LocalJudgeSettings(_Section):
     claim_support_weights: tuple[float, float, float] = (-3.42, 2.65, 2.26)  # bias, lexical, cosine
 
 
+DEFAULT_ALLOWED_HOSTS = [
+    "localhost", "127.0.0.0/8", "::1",  # the same machine or pod
+    "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7",  # private networks
+    "*.svc", "*.svc.cluster.local", "*.internal",  # in-cluster and internal names
+]
+
+
+class LLMEndpointSettings(_Section):
+    """One OpenAI-compatible endpoint the tenant hosts (vLLM, llama.cpp, Ollama, Azure OpenAI)."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,40}$")  # the `judge` metric label
+    base_url: str
+    model: str
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)  # on 429 / 5xx / timeouts, honouring Retry-After
+    max_concurrency: int = Field(4, gt=0, le=256)
+    # json_schema: response_format with the verdict's JSON schema (vLLM, llama.cpp, OpenAI);
+    # json_object: JSON mode only; none: instructions only. Parsing is tolerant in every mode.
+    structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
+    temperature: float = Field(0.0, ge=0, le=2)
+    samples: int = Field(1, ge=1, le=16)  # self-consistency: n samples, majority / mean
+    max_output_tokens: int = Field(1024, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        from urllib.parse import urlparse
+
+        parsed = urlparse(value)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"expected an http(s) URL, got {value!r}")
+        return value.rstrip("/")
+
+
+class CircuitBreakerSettings(_Section):
+    failure_threshold: int = Field(5, gt=0)  # consecutive failed calls that open the circuit
+    reset_timeout_s: float = Field(30.0, gt=0)  # then one trial call is let through
+
+
+class LLMJudgingSettings(_Section):
+    endpoints: list[LLMEndpointSettings] = []  # none: the local judge; several: a panel
+    aggregate: Literal["majority", "mean"] = "majority"  # panel and samples: labels by majority
+    allowed_hosts: list[str] = DEFAULT_ALLOWED_HOSTS  # hosts, *.suffixes, CIDR ranges
+    allow_any_endpoint: bool = False  # explicitly allow endpoints outside allowed_hosts
+    redact: bool = True  # replace e-mails, phone and card numbers, keys... before prompting
+    parse_retries: int = Field(1, ge=0, le=3)  # re-asks after an unparseable verdict
+    cache_size: int = Field(20_000, ge=0)  # verdicts cached by content hash
+    circuit_breaker: CircuitBreakerSettings = CircuitBreakerSettings()
+
+    @model_validator(mode="after")
+    def _inside_tenant(self) -> LLMJudgingSettings:
+        from monitor.judges.allowlist import host_allowed
+
+        names = [e.name for e in self.endpoints]
+        if len(set(names)) != len(names):
+            raise ValueError(f"endpoint names must be unique, got {names}")
+        if not self.allow_any_endpoint:
+            for endpoint in self.endpoints:
+                if not host_allowed(endpoint.base_url, self.allowed_hosts):
+                    raise ValueError(
+                        f"judge endpoint {endpoint.name!r} ({endpoint.base_url}) is outside "
+                        f"allowed_hosts {self.allowed_hosts}: trace content must not leave the "
+                        "tenant. Add its host to judging.llm.allowed_hosts, or set "
+                        "judging.llm.allow_any_endpoint: true if it is inside the tenant")
+        return self
+
+
 class JudgingSettings(_Section):
     workers: int = Field(2, gt=0, le=64)
     calls_per_minute: float | None = Field(None, gt=0)  # judge-call rate limit; None: unlimited
@@ -158,6 +226,7 @@ class JudgingSettings(_Section):
     max_attempts: int = Field(3, gt=0)  # a turn whose judging fails this often is marked failed
     retry_backoff_s: float = Field(5.0, ge=0)
     local: LocalJudgeSettings = LocalJudgeSettings()
+    llm: LLMJudgingSettings = LLMJudgingSettings()
 
 
 class StoreSettings(_Section):

@@ -151,6 +151,12 @@ class Store:
             self.db.execute("UPDATE turns SET state = 'pending', error = ?, not_before = ?"
                             " WHERE trace_id = ?", (error, retry_at, trace_id))
 
+    def release(self, trace_id: str, retry_at: float) -> None:
+        """Put a turn back untouched (its judge is unavailable): the attempt does not count."""
+        self.db.execute("UPDATE turns SET state = 'pending', attempts = attempts - 1,"
+                        " not_before = ? WHERE trace_id = ? AND state = 'judging'",
+                        (retry_at, trace_id))
+
     def backlog(self) -> int:
         """Turns waiting for a judge (pending or being judged); kept in memory, it is per turn."""
         return self._backlog

@@ -110,6 +110,18 @@ class Metrics:
             "assistant_judge_latency_seconds", "Time to judge one turn.", ["judge"],
             buckets=LATENCY_BUCKETS, registry=r)
 
+        self.llm_calls = Counter(
+            "assistant_judge_llm_calls", "LLM calls by judge and outcome (ok, unavailable: after "
+            "the client's retries, refused: a 4xx, unparseable: a reply that is not a verdict).",
+            ["judge", "outcome"], registry=r)
+        self.llm_call_latency = Histogram(
+            "assistant_judge_llm_call_seconds", "Latency of one LLM judge call.", ["judge"],
+            buckets=LATENCY_BUCKETS, registry=r)
+        self.judge_agreement = Histogram(
+            "assistant_judge_agreement", "Share of a panel's judges (or of a judge's samples) "
+            "that agree with the verdict, per turn.", ["judge", "metric"], buckets=SCORE_BUCKETS,
+            registry=r)
+
         # verdicts (the metric contract)
         self.context_relevance = Histogram(
             "assistant_context_relevance", "Share of a turn's retrieved documents judged relevant.",
@@ -126,6 +138,14 @@ class Metrics:
             VERDICT_LABELS, buckets=SCORE_BUCKETS, registry=r)
         self.claims = Counter(
             "assistant_claims", "Answer claims by verdict (inferable, generic, ungrounded).",
+            [*VERDICT_LABELS, "verdict"], registry=r)
+
+        self.tool_calls_needed = Counter(
+            "assistant_tool_calls_needed", "Tool calls judged needed (yes) or not (no), "
+            "reference-free.", [*VERDICT_LABELS, "verdict"], registry=r)
+        self.tool_calls_arguments_supported = Counter(
+            "assistant_tool_calls_arguments_supported", "Tool calls whose arguments the "
+            "conversation supports (yes) or that invent some (no), reference-free.",
             [*VERDICT_LABELS, "verdict"], registry=r)
 
         # Sampling-weighted sums (each judged turn counts 1/p, p its inclusion probability), for

@@ -43,3 +43,11 @@ class VerdictMetrics:
                     m.groundedness.labels(*labels).observe(verdict.score, exemplar=exemplar)
                     for claim in verdict.details.get("claims", []):
                         m.claims.labels(*labels, claim["label"]).inc()
+                elif metric == "tool_use":
+                    for call in verdict.details.get("calls", []):
+                        m.tool_calls_needed.labels(*labels, call["needed"]).inc()
+                        m.tool_calls_arguments_supported.labels(
+                            *labels, call["arguments_supported"]).inc()
+                if "agreement" in verdict.details:
+                    m.judge_agreement.labels(result.judge, metric).observe(
+                        verdict.details["agreement"])

@@ -11,6 +11,8 @@ Metrics and their labels (the metric contract in DESIGN.md):
     completeness        label complete | incomplete | no_answer
     groundedness        score = inferable / (inferable + ungrounded) claims; generic claims
                         (greetings, hedges, "let me know if...") count neither way
+    tool_use            score = share of tool calls judged needed and with supported arguments
+                        (reference-free; per-call labels in details["calls"])
 A judge leaves out a metric that does not apply (no documents, no answer).
 """
 
@@ -21,7 +23,8 @@ from typing import Any, Literal, Protocol
 
 from monitor.model import AssistantTurn
 
-Metric = Literal["context_relevance", "answer_relevance", "completeness", "groundedness"]
+Metric = Literal["context_relevance", "answer_relevance", "completeness", "groundedness",
+                 "tool_use"]
 
 LABELS: dict[str, tuple[str, ...]] = {
     "answer_relevance": ("relevant", "irrelevant"),
@@ -31,7 +34,16 @@ CLAIM_LABELS = ("inferable", "generic", "ungrounded")
 
 
 class JudgeError(Exception):
-    """Judging this turn failed (endpoint down, unparseable output); the turn is retried."""
+    """Judging this turn failed (unparseable output, a refused request); the turn is retried,
+    up to judging.max_attempts."""
+
+
+class JudgeUnavailable(JudgeError):
+    """The judge cannot be reached (down, circuit open): the turn waits, no attempt is spent."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(slots=True)

@@ -6,7 +6,9 @@
     await stage.stop()    # finishes the turns being judged (bounded), leaves the rest persisted
 
 A failed judgement (JudgeError, or any exception) puts the turn back with a delay, up to
-`max_attempts`; then it is marked failed and counted. Judge calls are rate-limited across
+`max_attempts`; then it is marked failed and counted. A judge that is unavailable (endpoint
+down, circuit open) spends no attempt: the turn goes back to the queue and the workers pause
+until the judge may be back, so an outage loses no turn. Judge calls are rate-limited across
 workers by `calls_per_minute`.
 """
 
@@ -20,7 +22,7 @@ from collections.abc import Callable
 
 from monitor.config import JudgingSettings
 from monitor.emit.metrics import Metrics
-from monitor.judges.base import Judge, JudgeResult
+from monitor.judges.base import Judge, JudgeResult, JudgeUnavailable
 from monitor.model import AssistantTurn
 from monitor.store import Claimed, Store
 
@@ -62,6 +64,7 @@ class JudgeStage:
         self._workers: list[asyncio.Task[None]] = []
         self._stopping = False
         self._busy = 0
+        self._paused_until = 0.0  # monotonic; set while a judge is unavailable
 
     def wake(self) -> None:
         self._work.set()
@@ -92,9 +95,18 @@ class JudgeStage:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             self._workers = []
+        for judge in self.judges:  # LLM judges hold HTTP connections
+            close = getattr(judge, "aclose", None)
+            if close is not None:
+                await close()
 
     async def _worker(self) -> None:
         while not self._stopping:
+            pause = self._paused_until - time.monotonic()
+            if pause > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopped(), pause)
+                continue
             claimed = self.store.claim()
             if claimed is None:
                 self._work.clear()
@@ -114,6 +126,12 @@ class JudgeStage:
             await self.limiter.acquire()
             try:
                 results.append(await judge.judge(claimed.turn))
+            except JudgeUnavailable as exc:
+                self.metrics.judge_requests.labels(judge.name, "unavailable").inc()
+                self.store.release(claimed.trace_id, retry_at=time.time() + exc.retry_after_s)
+                self._paused_until = max(self._paused_until, time.monotonic() + exc.retry_after_s)
+                log.warning("%s; %d turns wait in the store", exc, self.store.backlog())
+                return
             except Exception as exc:  # noqa: BLE001 - any judge failure is retried, then counted
                 # The type only: an exception's text may quote trace content.
                 self.metrics.judge_requests.labels(judge.name, "error").inc()
@@ -124,6 +142,11 @@ class JudgeStage:
             self.on_verdicts(claimed.turn, claimed.probability, results)
         except Exception as exc:  # noqa: BLE001 - the verdicts are stored; metrics must not stop us
             log.error("emitting verdict metrics failed: %s", type(exc).__name__)
+
+    async def _stopped(self) -> None:
+        while not self._stopping:
+            await self._work.wait()
+            self._work.clear()
 
     def _retry_or_fail(self, claimed: Claimed, error: str) -> None:
         if claimed.attempts >= self.settings.max_attempts:

@@ -1,0 +1,309 @@
+"""LLM judges on an OpenAI-compatible endpoint inside the tenant.
+
+    judge = LLMJudge(endpoint_settings, settings.judging.llm, metrics)
+    result = await judge.judge(turn)      # JudgeError / JudgeUnavailable on failure
+
+Per turn, at most three calls, run concurrently, each carrying the turn's content once:
+`context_relevance` (all documents not yet judged for this question, in one call), `answer`
+(answer relevance, completeness and the labelled claims for groundedness, in one call) and,
+when the turn called tools, `tool_use`. Verdicts are cached by content hash, so a question and
+document pair, or a whole repeated answer, is not judged twice. Content is redacted before it is
+put in a prompt. The `openai` client retries 429 / 5xx / timeouts itself, honouring Retry-After;
+a circuit breaker stops calling an endpoint that keeps failing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from monitor.config import CircuitBreakerSettings, LLMEndpointSettings, LLMJudgingSettings
+from monitor.emit.metrics import Metrics
+from monitor.judges.base import JudgeError, JudgeResult, JudgeUnavailable, Verdict
+from monitor.judges.prompts import PROMPTS, ParseError, Prompt, parse
+from monitor.judges.redact import Redactor
+from monitor.model import AssistantTurn
+
+
+class CircuitBreaker:
+    """Closed → open after `failure_threshold` consecutive failures → half-open after
+    `reset_timeout_s`: calls go through again, the first success closes the circuit and any
+    failure opens it again at once."""
+
+    def __init__(self, settings: CircuitBreakerSettings, clock: Any = time.monotonic) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.failures = 0
+        self.opened_at: float | None = None
+
+    @property
+    def state(self) -> str:
+        if self.opened_at is None:
+            return "closed"
+        return "half_open" if self.clock() - self.opened_at >= self.settings.reset_timeout_s \
+            else "open"
+
+    def before_call(self, name: str) -> None:
+        if self.state == "open":
+            wait = self.settings.reset_timeout_s - (self.clock() - (self.opened_at or 0))
+            raise JudgeUnavailable(f"judge {name}: circuit open", retry_after_s=max(wait, 1.0))
+
+    def success(self) -> None:
+        self.failures, self.opened_at = 0, None
+
+    def failure(self) -> None:
+        self.failures += 1
+        if self.state == "half_open" or self.failures >= self.settings.failure_threshold:
+            self.opened_at = self.clock()
+
+
+@dataclass
+class Usage:
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    prompts: set[str] = field(default_factory=set)
+
+
+class Endpoint:
+    """One endpoint: the client, its concurrency bound, its circuit breaker."""
+
+    def __init__(self, settings: LLMEndpointSettings, breaker: CircuitBreakerSettings,
+                 metrics: Metrics) -> None:
+        self.settings = settings
+        self.metrics = metrics
+        key = settings.api_key.get_secret_value() if settings.api_key else "unused"
+        self.client = openai.AsyncOpenAI(base_url=settings.base_url, api_key=key,
+                                         timeout=settings.timeout_s,
+                                         max_retries=settings.max_retries)
+        self.semaphore = asyncio.Semaphore(settings.max_concurrency)
+        self.breaker = CircuitBreaker(breaker)
+
+    async def complete(self, prompt: Prompt, messages: list[dict[str, str]], usage: Usage) -> str:
+        s = self.settings
+        self.breaker.before_call(s.name)
+        kwargs: dict[str, Any] = {}
+        response_format = prompt.response_format(s.structured_output)
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        start = time.perf_counter()
+        try:
+            async with self.semaphore:
+                response = await self.client.chat.completions.create(
+                    model=s.model, messages=messages, temperature=s.temperature,  # type: ignore[arg-type]
+                    max_tokens=s.max_output_tokens, **kwargs)
+        except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
+                openai.InternalServerError) as exc:
+            self.breaker.failure()
+            self.metrics.llm_calls.labels(s.name, "unavailable").inc()
+            raise JudgeUnavailable(f"judge {s.name}: {type(exc).__name__}",
+                                   self.breaker.settings.reset_timeout_s) from None
+        except openai.APIStatusError as exc:  # a 4xx: this request will not succeed as it is
+            self.breaker.success()  # the endpoint answered
+            self.metrics.llm_calls.labels(s.name, "refused").inc()
+            raise JudgeError(f"judge {s.name}: HTTP {exc.status_code}") from None
+        self.breaker.success()
+        self.metrics.llm_calls.labels(s.name, "ok").inc()
+        self.metrics.llm_call_latency.labels(s.name).observe(time.perf_counter() - start)
+        usage.calls += 1
+        usage.prompts.add(prompt.tag)
+        if response.usage is not None:
+            usage.input_tokens += response.usage.prompt_tokens
+            usage.output_tokens += response.usage.completion_tokens
+        return response.choices[0].message.content or "" if response.choices else ""
+
+
+class VerdictCache:
+    """LRU of parsed outputs keyed by a hash of (prompt version, model, content)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[str, Any] = OrderedDict()
+        self.hits = 0
+
+    @staticmethod
+    def key(*parts: Any) -> str:
+        return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+    def get(self, key: str) -> Any:
+        if key in self._items:
+            self._items.move_to_end(key)
+            self.hits += 1
+            return self._items[key]
+        return None
+
+    def put(self, key: str, value: Any) -> None:
+        if self.size:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+def majority(labels: list[str]) -> tuple[str, float]:
+    """The most frequent label (ties: the first seen) and the share that voted for it."""
+    winner, votes = Counter(labels).most_common(1)[0]  # most_common is stable: first seen wins
+    return winner, votes / len(labels)
+
+
+def _documents(turn: AssistantTurn, redact: Redactor) -> list[str]:
+    return [redact(d.content) or "" for d in turn.documents if d.content]
+
+
+def _numbered(items: list[str]) -> str:
+    return "\n".join(f"[{i}] {text}" for i, text in enumerate(items, 1)) or "(none)"
+
+
+class LLMJudge:
+    def __init__(self, endpoint: LLMEndpointSettings, settings: LLMJudgingSettings,
+                 metrics: Metrics) -> None:
+        self.name = endpoint.name
+        self.settings = settings
+        self.endpoint = Endpoint(endpoint, settings.circuit_breaker, metrics)
+        self.metrics = metrics
+        self.cache = VerdictCache(settings.cache_size)
+
+    async def aclose(self) -> None:
+        await self.endpoint.client.close()
+
+    async def _ask(self, prompt: Prompt, usage: Usage, validate: Any = None, **values: str) -> Any:
+        """One verdict from the endpoint, re-asked (bounded) when the reply does not parse."""
+        messages = prompt.render(**values)
+        for attempt in range(self.settings.parse_retries + 1):
+            text = await self.endpoint.complete(prompt, messages, usage)
+            try:
+                output = parse(prompt.output, text)
+                if validate is not None:
+                    validate(output)
+                return output
+            except ParseError as exc:
+                self.metrics.llm_calls.labels(self.name, "unparseable").inc()
+                if attempt == self.settings.parse_retries:
+                    raise JudgeError(f"judge {self.name}: {prompt.tag}: {exc}") from None
+                messages = [*messages, {"role": "assistant", "content": text},
+                            {"role": "user", "content": f"That reply is not valid: {exc}. "
+                             "Answer again with the JSON object only."}]
+        raise AssertionError("unreachable")
+
+    async def _sampled(self, prompt: Prompt, usage: Usage, validate: Any = None,
+                       **values: str) -> list[Any]:
+        samples = self.endpoint.settings.samples
+        return list(await asyncio.gather(*(self._ask(prompt, usage, validate, **values)
+                                           for _ in range(samples))))
+
+    async def judge(self, turn: AssistantTurn) -> JudgeResult:
+        start = time.perf_counter()
+        redact = Redactor() if self.settings.redact else (lambda text: text)
+        question = redact(turn.question) or ""
+        docs = _documents(turn, redact)  # type: ignore[arg-type]
+        usage = Usage()
+        tasks = []
+        if question and docs:
+            tasks.append(self._context_relevance(question, docs, usage))
+        if question:
+            tasks.append(self._answer(question, docs, redact(turn.answer) or "", usage))
+        if question and turn.tool_calls:
+            tasks.append(self._tool_use(question, turn, redact, usage))  # type: ignore[arg-type]
+        verdicts = [v for group in await asyncio.gather(*tasks) for v in group]
+        return JudgeResult(self.name, verdicts, calls=usage.calls, input_tokens=usage.input_tokens,
+                           output_tokens=usage.output_tokens,
+                           latency_s=time.perf_counter() - start,
+                           prompt_version=";".join(sorted(usage.prompts)) or None)
+
+    async def _context_relevance(self, question: str, docs: list[str], usage: Usage
+                                 ) -> list[Verdict]:
+        prompt = PROMPTS["context_relevance"]
+        model = self.endpoint.settings.model
+        keys = [self.cache.key(prompt.tag, model, question, doc) for doc in docs]
+        labels: list[tuple[str, str] | None] = [self.cache.get(k) for k in keys]
+        todo = [i for i, label in enumerate(labels) if label is None]
+        if todo:
+            def covers_all(output: Any) -> None:
+                indices = sorted(d.index for d in output.documents)
+                if indices != list(range(1, len(todo) + 1)):
+                    raise ParseError(f"expected labels for documents 1..{len(todo)}, "
+                                     f"got {indices}")
+
+            outputs = await self._sampled(prompt, usage, covers_all, question=question,
+                                          documents=_numbered([docs[i] for i in todo]),
+                                          count=str(len(todo)))
+            for position, i in enumerate(todo):
+                votes = [next(d for d in o.documents if d.index == position + 1) for o in outputs]
+                label, _ = majority([v.label for v in votes])
+                labels[i] = (label, votes[0].reasoning)
+                self.cache.put(keys[i], labels[i])
+        relevant = sum(label == "relevant" for label, _ in labels)  # type: ignore[misc]
+        return [Verdict("context_relevance", score=relevant / len(docs),
+                        rationale=f"{relevant} of {len(docs)} documents relevant",
+                        details={"documents": [{"index": i + 1, "label": label, "reasoning": why}
+                                               for i, (label, why) in enumerate(labels)]})]  # type: ignore[misc]
+
+    async def _answer(self, question: str, docs: list[str], answer: str, usage: Usage
+                      ) -> list[Verdict]:
+        prompt = PROMPTS["answer"]
+        key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, docs, answer)
+        outputs = self.cache.get(key)
+        if outputs is None:
+            outputs = await self._sampled(prompt, usage, question=question,
+                                          documents=_numbered(docs), answer=answer or "(empty)")
+            self.cache.put(key, outputs)
+        relevance, relevance_agreement = majority([o.answer_relevance.label for o in outputs])
+        completeness, completeness_agreement = majority([o.completeness.label for o in outputs])
+        first = outputs[0]
+        verdicts = [
+            Verdict("answer_relevance", label=relevance, rationale=first.answer_relevance.reasoning,
+                    details={"agreement": relevance_agreement}),
+            Verdict("completeness", label=completeness, rationale=first.completeness.reasoning,
+                    details={"agreement": completeness_agreement}),
+        ]
+        if docs and completeness != "no_answer":
+            scores = []
+            for output in outputs:
+                grounded = sum(c.label == "inferable" for c in output.claims)
+                ungrounded = sum(c.label == "ungrounded" for c in output.claims)
+                scores.append(grounded / (grounded + ungrounded) if grounded + ungrounded else 1.0)
+            score = sum(scores) / len(scores)
+            claims = [{"claim": c.claim, "label": c.label, "reasoning": c.reasoning}
+                      for c in first.claims]
+            verdicts.append(Verdict(
+                "groundedness", score=score,
+                rationale=f"{sum(c['label'] == 'inferable' for c in claims)} of "
+                          f"{sum(c['label'] != 'generic' for c in claims)} checkable claims "
+                          "inferable from the documents",
+                details={"claims": claims, "sample_scores": scores}))
+        return verdicts
+
+    async def _tool_use(self, question: str, turn: AssistantTurn, redact: Any, usage: Usage
+                        ) -> list[Verdict]:
+        prompt = PROMPTS["tool_use"]
+        calls = [f"{c.name}({redact(json.dumps(c.arguments, default=str))}) -> "
+                 f"{redact(json.dumps(c.error or c.result, default=str))}" for c in turn.tool_calls]
+        key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, calls)
+        outputs = self.cache.get(key)
+        if outputs is None:
+            def covers_all(output: Any) -> None:
+                indices = sorted(c.index for c in output.calls)
+                if indices != list(range(1, len(calls) + 1)):
+                    raise ParseError(f"expected labels for calls 1..{len(calls)}, got {indices}")
+
+            outputs = await self._sampled(prompt, usage, covers_all, question=question,
+                                          calls=_numbered(calls), count=str(len(calls)))
+            self.cache.put(key, outputs)
+        labelled = []
+        for i, call in enumerate(turn.tool_calls, 1):
+            votes = [next(c for c in o.calls if c.index == i) for o in outputs]
+            needed, _ = majority([v.needed for v in votes])
+            supported, _ = majority([v.arguments_supported for v in votes])
+            labelled.append({"name": call.name, "needed": needed, "arguments_supported": supported,
+                             "reasoning": votes[0].reasoning})
+        good = sum(c["needed"] == "yes" and c["arguments_supported"] == "yes" for c in labelled)
+        return [Verdict("tool_use", score=good / len(labelled),
+                        rationale=f"{good} of {len(labelled)} calls needed and with supported "
+                                  "arguments", details={"calls": labelled})]

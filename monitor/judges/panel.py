@@ -1,0 +1,60 @@
+"""A panel (jury) of judges: every judge judges the turn; labels by majority, scores by mean.
+
+The panel's verdicts carry each judge's vote and the share that agreed (`details["votes"]`,
+`details["agreement"]`), so disagreement is visible per turn and as a metric. Ties go to the
+judge listed first. One judge failing fails the panel's judgement (the turn is retried): a
+verdict from part of a panel would not be comparable with the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from monitor.judges.base import Judge, JudgeResult, Verdict
+from monitor.judges.llm import majority
+from monitor.model import AssistantTurn
+
+
+class PanelJudge:
+    def __init__(self, judges: list[Judge], aggregate: str = "majority", name: str = "panel") -> None:
+        self.judges = judges
+        self.aggregate = aggregate
+        self.name = name
+
+    async def judge(self, turn: AssistantTurn) -> JudgeResult:
+        start = time.perf_counter()
+        results = await asyncio.gather(*(j.judge(turn) for j in self.judges))
+        metrics = dict.fromkeys(v.metric for r in results for v in r.verdicts)  # ordered, unique
+        verdicts = []
+        for metric in metrics:
+            votes = [(r.judge, r.get(metric)) for r in results if r.get(metric) is not None]
+            verdicts.append(self._combine(metric, votes))  # type: ignore[arg-type]
+        return JudgeResult(
+            self.name, verdicts, calls=sum(r.calls for r in results),
+            input_tokens=sum(r.input_tokens for r in results),
+            output_tokens=sum(r.output_tokens for r in results),
+            latency_s=time.perf_counter() - start,
+            prompt_version=";".join(sorted({r.prompt_version for r in results
+                                            if r.prompt_version})) or None)
+
+    async def aclose(self) -> None:
+        for judge in self.judges:
+            close = getattr(judge, "aclose", None)
+            if close is not None:
+                await close()
+
+    def _combine(self, metric: str, votes: list[tuple[str, Verdict]]) -> Verdict:
+        first = votes[0][1]
+        details = {"votes": {judge: (v.label if v.label is not None else v.score)
+                             for judge, v in votes}}
+        if first.label is not None:
+            label, agreement = majority([v.label for _, v in votes])  # type: ignore[misc]
+            chosen = next(v for _, v in votes if v.label == label)
+            return Verdict(metric, label=label, rationale=chosen.rationale,  # type: ignore[arg-type]
+                           details={**chosen.details, **details, "agreement": agreement})
+        scores = [v.score for _, v in votes if v.score is not None]
+        mean = sum(scores) / len(scores)
+        agreement = 1.0 - (max(scores) - min(scores))  # 1: all equal, 0: opposite ends of 0..1
+        return Verdict(metric, score=mean, rationale=first.rationale,  # type: ignore[arg-type]
+                       details={**first.details, **details, "agreement": agreement})

@@ -1,0 +1,140 @@
+"""Judge prompts as versioned data, their typed outputs, and tolerant parsing of what comes back.
+
+    prompt = PROMPTS["answer"]
+    messages = prompt.render(question=..., documents=..., answer=...)
+    verdict = parse(prompt.output, text)       # ParseError naming what is wrong
+
+Each prompt lives in prompts/<name>.yaml (system text with few-shot examples, user template,
+version). Trace content is placed inside <data-NONCE> tags with a fresh random nonce per call:
+text inside the data cannot close the block it sits in, and the instructions say it is data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+PROMPT_DIR = Path(__file__).parent / "prompts"
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DocumentLabel(_Output):
+    index: int
+    reasoning: str
+    label: Literal["relevant", "irrelevant"]
+
+
+class ContextRelevanceOutput(_Output):
+    documents: list[DocumentLabel]
+
+
+class AnswerRelevanceLabel(_Output):
+    reasoning: str
+    label: Literal["relevant", "irrelevant"]
+
+
+class CompletenessLabel(_Output):
+    reasoning: str
+    label: Literal["complete", "incomplete", "no_answer"]
+
+
+class ClaimLabel(_Output):
+    claim: str
+    reasoning: str
+    label: Literal["inferable", "generic", "ungrounded"]
+
+
+class AnswerOutput(_Output):
+    answer_relevance: AnswerRelevanceLabel
+    completeness: CompletenessLabel
+    claims: list[ClaimLabel]
+
+
+class ToolCallLabel(_Output):
+    index: int
+    reasoning: str
+    needed: Literal["yes", "no"]
+    arguments_supported: Literal["yes", "no"]
+
+
+class ToolUseOutput(_Output):
+    calls: list[ToolCallLabel]
+
+
+class ParseError(ValueError):
+    """The judge's reply is not a valid verdict; the message says why (and is safe to log:
+    it names fields and labels, never quotes the reply)."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    version: str
+    system: Template
+    user: Template
+    output: type[_Output]
+
+    @property
+    def tag(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def render(self, **values: str) -> list[dict[str, str]]:
+        nonce = secrets.token_hex(4)
+        return [{"role": "system", "content": self.system.safe_substitute(nonce=nonce)},
+                {"role": "user", "content": self.user.safe_substitute(nonce=nonce, **values)}]
+
+    def response_format(self, mode: str) -> dict[str, Any] | None:
+        if mode == "json_schema":
+            return {"type": "json_schema", "json_schema": {
+                "name": self.name, "strict": True, "schema": self.output.model_json_schema()}}
+        if mode == "json_object":
+            return {"type": "json_object"}
+        return None
+
+
+def _load(name: str, output: type[_Output]) -> Prompt:
+    data = yaml.safe_load((PROMPT_DIR / f"{name}.yaml").read_text())
+    return Prompt(data["name"], str(data["version"]), Template(data["system"]),
+                  Template(data["user"]), output)
+
+
+PROMPTS: dict[str, Prompt] = {
+    "context_relevance": _load("context_relevance", ContextRelevanceOutput),
+    "answer": _load("answer", AnswerOutput),
+    "tool_use": _load("tool_use", ToolUseOutput),
+}
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def parse(output: type[_Output], text: str | None) -> Any:
+    """The first JSON object in `text` (code fences and prose around it are tolerated),
+    validated against `output`."""
+    if not text or not text.strip():
+        raise ParseError("empty reply")
+    fenced = _FENCE.search(text)
+    candidate = fenced.group(1) if fenced else text
+    start = candidate.find("{")
+    if start < 0:
+        raise ParseError("no JSON object in the reply")
+    try:
+        data, _ = json.JSONDecoder().raw_decode(candidate[start:])
+    except ValueError as exc:
+        raise ParseError(f"reply is not valid JSON ({exc.args[0].split(':')[0]})") from None
+    try:
+        return output.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors())
+        raise ParseError(f"reply does not match {output.__name__}: {problems}") from None
