@@ -285,3 +285,72 @@ async def test_prompt_injection_in_documents_or_answers_changes_nothing(injectio
         dirty = await make_judge(server, name="b").judge(dirty_turn)
     assert dirty.get("context_relevance").score == clean.get("context_relevance").score == 0.0
     assert dirty.get("completeness").label == clean.get("completeness").label == "no_answer"
+
+
+async def test_outage_then_recovery_through_the_sidecar_loses_no_turn(tmp_path) -> None:
+    """The judge endpoint is down while turns arrive: they wait in the store (no attempt is
+    spent, nothing is marked failed) and are all judged once it is back."""
+    from monitor.app import Sidecar
+    from tests.conftest import test_settings
+    from tests.traffic import ALL
+
+    down = {"on": True}
+
+    def script(request: dict[str, Any]) -> Reply:
+        return Reply(status=503) if down["on"] else judge_model(request)
+
+    with ScriptedOpenAIServer(script) as server:
+        settings = test_settings(
+            store={"path": str(tmp_path / "store.db")},
+            judging={"max_attempts": 1, "llm": {
+                "endpoints": [{"name": "tenant-llm", "base_url": server.base_url,
+                               "model": "judge-model", "max_retries": 0}],
+                "circuit_breaker": {"failure_threshold": 1, "reset_timeout_s": 1.0}}})
+        sidecar = Sidecar(settings, registry=CollectorRegistry())
+        await sidecar.start()
+        try:
+            for n, case in enumerate(ALL):
+                await sidecar.downstream.consume(AssistantTurn(
+                    trace_id=f"{n + 1:032x}", service="bot", question=case.question,
+                    answer=case.answer, documents=[RetrievedDocument(content=d)
+                                                   for d in case.documents]))
+            await asyncio.sleep(2.5)  # the endpoint stays down for a while
+            store = sidecar.store
+            assert store.turns(state="failed", limit=100) == []
+            assert store.backlog() == len(ALL)
+            down["on"] = False
+            async with asyncio.timeout(30):
+                while store.backlog():
+                    await asyncio.sleep(0.1)
+            judged = store.turns(state="judged", limit=100)
+            assert len(judged) == len(ALL)
+            assert all(store.show(t["trace_id"])["costs"][0]["calls"] >= 1 for t in judged)
+            m = sidecar.metrics.registry.get_sample_value
+            assert m("assistant_judge_requests_total",
+                     {"judge": "tenant-llm", "outcome": "unavailable"}) >= 1
+            assert m("assistant_turns_dropped_total", {"reason": "judge_failed"}) is None
+        finally:
+            await sidecar.stop()
+
+
+def test_endpoint_outside_the_allow_list_is_refused_at_start_up(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    config = tmp_path / "monitor.yaml"
+    config.write_text("judging:\n  llm:\n    endpoints:\n"
+                      "      - {name: gpt, base_url: 'https://api.openai.com/v1', model: gpt-4o}\n")
+    done = subprocess.run([sys.executable, "-m", "monitor", "run", "--config", str(config)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "judge endpoint 'gpt' (https://api.openai.com/v1) is outside allowed_hosts" in done.stderr
+    assert "trace content must not leave the tenant" in done.stderr
+
+    config.write_text("judging:\n  llm:\n    allow_any_endpoint: true\n    endpoints:\n"
+                      "      - {name: gpt, base_url: 'https://api.openai.com/v1', model: gpt-4o}\n")
+    checked = subprocess.run([sys.executable, "-m", "monitor", "check-config", "--config",
+                              str(config)], capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stderr
+    for inside in ("http://127.0.0.1:8000/v1", "http://vllm.judges.svc.cluster.local/v1",
+                   "http://10.2.3.4:11434/v1"):
+        LLMJudgingSettings(endpoints=[{"name": "x", "base_url": inside, "model": "m"}])
