@@ -71,6 +71,10 @@ async def test_every_rag_judge_in_two_calls_with_schema_and_prompt_versions() ->
     formats = sorted(r["response_format"]["json_schema"]["name"] for r in requests)
     assert formats == ["answer", "context_relevance"]
     assert all(r["response_format"]["json_schema"]["strict"] for r in requests)
+    context = next(r for r in requests if r["response_format"]["json_schema"]["name"]
+                   == "context_relevance")["response_format"]["json_schema"]["schema"]
+    assert context["properties"]["documents"]["minItems"] == 2  # one label per document, exactly
+    assert context["properties"]["documents"]["maxItems"] == 2
     assert all(r["temperature"] == 0.0 and r["model"] == "judge-model" for r in requests)
 
 

@@ -86,11 +86,12 @@ class Endpoint:
         self.semaphore = asyncio.Semaphore(settings.max_concurrency)
         self.breaker = CircuitBreaker(breaker)
 
-    async def complete(self, prompt: Prompt, messages: list[dict[str, str]], usage: Usage) -> str:
+    async def complete(self, prompt: Prompt, messages: list[dict[str, str]], usage: Usage,
+                       count: int | None = None) -> str:
         s = self.settings
         self.breaker.before_call(s.name)
         kwargs: dict[str, Any] = {}
-        response_format = prompt.response_format(s.structured_output)
+        response_format = prompt.response_format(s.structured_output, count)
         if response_format is not None:
             kwargs["response_format"] = response_format
         start = time.perf_counter()
@@ -153,6 +154,16 @@ def majority(labels: list[str]) -> tuple[str, float]:
     return winner, votes / len(labels)
 
 
+def _in_order(output: Any, count: int) -> None:
+    """The verdict labels exactly `count` items; put them in index order when the indices are
+    exactly 1..count (else their order is taken as given)."""
+    items = output.documents if hasattr(output, "documents") else output.calls
+    if len(items) != count:
+        raise ParseError(f"expected {count} labelled items, got {len(items)}")
+    if sorted(item.index for item in items) == list(range(1, count + 1)):
+        items.sort(key=lambda item: item.index)
+
+
 def _documents(turn: AssistantTurn, redact: Redactor) -> list[str]:
     return [redact(d.content) or "" for d in turn.documents if d.content]
 
@@ -173,15 +184,17 @@ class LLMJudge:
     async def aclose(self) -> None:
         await self.endpoint.client.close()
 
-    async def _ask(self, prompt: Prompt, usage: Usage, validate: Any = None, **values: str) -> Any:
-        """One verdict from the endpoint, re-asked (bounded) when the reply does not parse."""
+    async def _ask(self, prompt: Prompt, usage: Usage, items: int | None = None,
+                   **values: str) -> Any:
+        """One verdict from the endpoint, re-asked (bounded) when the reply does not parse.
+        `items`: how many documents or calls the verdict must label, in order."""
         messages = prompt.render(**values)
         for attempt in range(self.settings.parse_retries + 1):
-            text = await self.endpoint.complete(prompt, messages, usage)
+            text = await self.endpoint.complete(prompt, messages, usage, items)
             try:
                 output = parse(prompt.output, text)
-                if validate is not None:
-                    validate(output)
+                if items is not None:
+                    _in_order(output, items)
                 return output
             except ParseError as exc:
                 self.metrics.llm_calls.labels(self.name, "unparseable").inc()
@@ -192,10 +205,10 @@ class LLMJudge:
                              "Answer again with the JSON object only."}]
         raise AssertionError("unreachable")
 
-    async def _sampled(self, prompt: Prompt, usage: Usage, validate: Any = None,
+    async def _sampled(self, prompt: Prompt, usage: Usage, items: int | None = None,
                        **values: str) -> list[Any]:
         samples = self.endpoint.settings.samples
-        return list(await asyncio.gather(*(self._ask(prompt, usage, validate, **values)
+        return list(await asyncio.gather(*(self._ask(prompt, usage, items, **values)
                                            for _ in range(samples))))
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
@@ -225,17 +238,11 @@ class LLMJudge:
         labels: list[tuple[str, str] | None] = [self.cache.get(k) for k in keys]
         todo = [i for i, label in enumerate(labels) if label is None]
         if todo:
-            def covers_all(output: Any) -> None:
-                indices = sorted(d.index for d in output.documents)
-                if indices != list(range(1, len(todo) + 1)):
-                    raise ParseError(f"expected labels for documents 1..{len(todo)}, "
-                                     f"got {indices}")
-
-            outputs = await self._sampled(prompt, usage, covers_all, question=question,
+            outputs = await self._sampled(prompt, usage, len(todo), question=question,
                                           documents=_numbered([docs[i] for i in todo]),
                                           count=str(len(todo)))
             for position, i in enumerate(todo):
-                votes = [next(d for d in o.documents if d.index == position + 1) for o in outputs]
+                votes = [o.documents[position] for o in outputs]
                 label, _ = majority([v.label for v in votes])
                 labels[i] = (label, votes[0].reasoning)
                 self.cache.put(keys[i], labels[i])
@@ -288,17 +295,12 @@ class LLMJudge:
         key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, calls)
         outputs = self.cache.get(key)
         if outputs is None:
-            def covers_all(output: Any) -> None:
-                indices = sorted(c.index for c in output.calls)
-                if indices != list(range(1, len(calls) + 1)):
-                    raise ParseError(f"expected labels for calls 1..{len(calls)}, got {indices}")
-
-            outputs = await self._sampled(prompt, usage, covers_all, question=question,
+            outputs = await self._sampled(prompt, usage, len(calls), question=question,
                                           calls=_numbered(calls), count=str(len(calls)))
             self.cache.put(key, outputs)
         labelled = []
-        for i, call in enumerate(turn.tool_calls, 1):
-            votes = [next(c for c in o.calls if c.index == i) for o in outputs]
+        for i, call in enumerate(turn.tool_calls):
+            votes = [o.calls[i] for o in outputs]
             needed, _ = majority([v.needed for v in votes])
             supported, _ = majority([v.arguments_supported for v in votes])
             labelled.append({"name": call.name, "needed": needed, "arguments_supported": supported,

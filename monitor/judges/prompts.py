@@ -94,10 +94,17 @@ class Prompt:
         return [{"role": "system", "content": self.system.safe_substitute(nonce=nonce)},
                 {"role": "user", "content": self.user.safe_substitute(nonce=nonce, **values)}]
 
-    def response_format(self, mode: str) -> dict[str, Any] | None:
+    def response_format(self, mode: str, count: int | None = None) -> dict[str, Any] | None:
+        """`count`: the exact number of items the output's list must have (one per document or
+        tool call), so a constrained decoder cannot skip or add any."""
         if mode == "json_schema":
+            schema = self.output.model_json_schema()
+            if count is not None:
+                for field in schema["properties"].values():
+                    if field.get("type") == "array":
+                        field["minItems"] = field["maxItems"] = count
             return {"type": "json_schema", "json_schema": {
-                "name": self.name, "strict": True, "schema": self.output.model_json_schema()}}
+                "name": self.name, "strict": True, "schema": schema}}
         if mode == "json_object":
             return {"type": "json_object"}
         return None
