@@ -168,9 +168,12 @@ class LLMEndpointSettings(_Section):
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)  # on 429 / 5xx / timeouts, honouring Retry-After
     max_concurrency: int = Field(4, gt=0, le=256)
-    # json_schema: response_format with the verdict's JSON schema (vLLM, llama.cpp, OpenAI);
-    # json_object: JSON mode only; none: instructions only. Parsing is tolerant in every mode.
-    structured_output: Literal["json_schema", "json_object", "none"] = "json_schema"
+    # json_schema: OpenAI's response_format with the verdict's JSON schema (OpenAI, Azure, vLLM,
+    # llama.cpp's llama-server, Ollama); json_object_schema: {"type": "json_object", "schema"}
+    # (llama-cpp-python's server); json_object: JSON mode only; none: instructions only.
+    # Parsing is tolerant in every mode.
+    structured_output: Literal["json_schema", "json_object_schema", "json_object", "none"] = \
+        "json_schema"
     temperature: float = Field(0.0, ge=0, le=2)
     samples: int = Field(1, ge=1, le=16)  # self-consistency: n samples, majority / mean
     max_output_tokens: int = Field(1024, gt=0)

