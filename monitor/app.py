@@ -28,6 +28,7 @@ from monitor.errors import RetryableError
 from monitor.ingest import Signal
 from monitor.ingest.grpc_receiver import GrpcReceiver
 from monitor.ingest.http_receiver import HttpReceiver
+from monitor.ingest.kafka_source import KafkaSource
 from monitor.ingest.otlp import Batch, OtlpDecoder
 from monitor.judges.base import Judge
 from monitor.judges.stage import JudgeStage
@@ -90,6 +91,10 @@ class Sidecar:
                      if receivers.grpc.enabled else None)
         self.http = (HttpReceiver(receivers.http, receivers.tls, decoder, self, self.metrics, token)
                      if receivers.http.enabled else None)
+        self._queued: set[bytes] = set()  # trace ids of turns waiting in the turn queue
+        self.kafka = (KafkaSource(settings.kafka, decoder, self, self.metrics,
+                                  holds=self._holds, discard=self._discard, drain=self.turns.join)
+                      if settings.kafka.enabled else None)
         self.admin = AdminServer(settings.admin.endpoint, self.metrics.registry, self.recent,
                                  ready=lambda: self._accepting, bearer_token=token)
 
@@ -103,16 +108,20 @@ class Sidecar:
             for receiver in (self.grpc, self.http):
                 if receiver is not None:
                     await receiver.start()
+            self._tasks = [asyncio.create_task(self._tick(), name="assembly-tick"),
+                           asyncio.create_task(self._pump(), name="turn-pump"),
+                           asyncio.create_task(self._retention(), name="retention")]
+            self._accepting = True
+            if self.kafka is not None:
+                await self.kafka.start()
         except BaseException:
             await self.stop()  # a failed start undoes what it began
             raise
-        self._tasks = [asyncio.create_task(self._tick(), name="assembly-tick"),
-                       asyncio.create_task(self._pump(), name="turn-pump"),
-                       asyncio.create_task(self._retention(), name="retention")]
-        self._accepting = True
 
     async def stop(self) -> None:
         """Idempotent. New data is refused (503) while pending turns are completed and drained."""
+        if self.kafka is not None:  # first: it settles and commits, and leaves its partitions'
+            await self.kafka.stop()  # unfinished turns to the group instead of flushing them
         self._accepting = False
         for receiver in (self.grpc, self.http):
             if receiver is not None:
@@ -177,12 +186,19 @@ class Sidecar:
 
     # -- internals -----------------------------------------------------------------------------
 
+    def _holds(self, trace_id: bytes) -> bool:
+        return self.assembler.holds(trace_id) or trace_id in self._queued
+
+    def _discard(self, trace_ids: set[bytes]) -> None:
+        self.metrics.turns_discarded.inc(self.assembler.discard(trace_ids))
+
     def _emit(self, turn: AssistantTurn) -> None:
         self.metrics.turns_received.labels(self.services(turn.service), self.routes(turn.route)).inc()
         if not turn.question:
             self.metrics.turns_incomplete.labels("no_question").inc()
         if not turn.answer:
             self.metrics.turns_incomplete.labels("no_answer").inc()
+        self._queued.add(bytes.fromhex(turn.trace_id))
         self.turns.put_nowait(turn)
 
     def _update_gauges(self) -> None:
@@ -209,11 +225,15 @@ class Sidecar:
     async def _pump(self) -> None:
         while True:
             turn = await self.turns.get()
+            trace_id = bytes.fromhex(turn.trace_id)
             try:
                 await self.recent.consume(turn)
                 await self.downstream.consume(turn)
+                if self.kafka is not None:
+                    self.kafka.settled(trace_id)  # persisted or decided: its offsets may commit
             except Exception as exc:  # a failing stage must not stop the pipeline
                 # Only the type: an exception's text may quote trace content.
                 log.error("downstream stage failed on a turn: %s", type(exc).__name__)
             finally:
+                self._queued.discard(trace_id)
                 self.turns.task_done()

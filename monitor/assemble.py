@@ -44,6 +44,9 @@ class TurnAssembler:
     def trace_count(self) -> int:
         return len(self._pending)
 
+    def holds(self, trace_id: bytes) -> bool:
+        return trace_id in self._pending
+
     def add(self, facts: list[SpanFacts]) -> list[AssistantTurn]:
         """Buffer spans; return the turns flushed early to make room."""
         now = self.clock()
@@ -92,6 +95,16 @@ class TurnAssembler:
                 break
             done.append(self._complete(trace_id, "decision_wait"))
         return done
+
+    def discard(self, trace_ids: set[bytes]) -> int:
+        """Drop turns being assembled without completing them (their source will re-send)."""
+        dropped = 0
+        for trace_id in trace_ids:
+            pending = self._pending.pop(trace_id, None)
+            if pending is not None:
+                self.span_count -= len(pending.spans)
+                dropped += 1
+        return dropped
 
     def flush_all(self) -> list[AssistantTurn]:
         return [self._complete(trace_id, "shutdown") for trace_id in list(self._pending)]

@@ -84,6 +84,32 @@ class ReceiverSettings(_Section):
     max_value_depth: int = Field(16, gt=0, le=64)  # deeper nested values are dropped and counted
 
 
+class KafkaTLSSettings(_Section):
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+
+
+class KafkaSettings(_Section):
+    """Consume OTLP from Kafka as the OpenTelemetry Collector's kafka exporter writes it."""
+
+    enabled: bool = False
+    brokers: list[str] = ["127.0.0.1:9092"]
+    topic: str = "otlp_spans"  # the Collector's default traces topic
+    encoding: Literal["otlp_proto", "otlp_json"] = "otlp_proto"
+    group_id: str = "assistant-monitor"
+    client_id: str = "assistant-monitor"
+    initial_offset: Literal["earliest", "latest"] = "latest"  # for a group with no offsets yet
+    dead_letter_topic: str | None = "otlp_spans.dlq"  # undecodable messages, with the reason
+    commit_interval_s: float = Field(1.0, gt=0)
+    max_poll_records: int = Field(500, gt=0)
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = None
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    tls: KafkaTLSSettings = KafkaTLSSettings()
+
+
 class AssemblySettings(_Section):
     decision_wait_s: float = Field(30.0, gt=0)  # complete a turn this long after its first span
     root_grace_s: float = Field(1.0, ge=0)  # after the root span ends, wait for late log events
@@ -255,6 +281,7 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("log_level", f"{ENV_PREFIX}LOG_LEVEL", "OTEL_LOG_LEVEL"),
     )
     receivers: ReceiverSettings = ReceiverSettings()
+    kafka: KafkaSettings = KafkaSettings()
     assembly: AssemblySettings = AssemblySettings()
     labels: LabelSettings = LabelSettings()
     pipeline: PipelineSettings = PipelineSettings()

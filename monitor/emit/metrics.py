@@ -66,6 +66,23 @@ class Metrics:
             "assistant_spans_by_convention", "Spans by the semantic convention recognised.",
             ["convention"], registry=r)
 
+        self.kafka_messages = Counter(
+            "assistant_kafka_messages", "Kafka messages by outcome (received, dead_lettered).",
+            ["outcome"], registry=r)
+        self.kafka_lag = Gauge(
+            "assistant_kafka_consumer_lag", "Messages not read yet, per assigned partition.",
+            ["topic", "partition"], registry=r)
+        self.kafka_spans_skipped = Counter(
+            "assistant_kafka_spans_skipped", "Spans re-read after a crash or a rebalance whose "
+            "turn the previous reader had already settled (not judged again).", registry=r)
+        self.kafka_pauses = Counter(
+            "assistant_kafka_pauses", "Times the consumer paused its partitions because the "
+            "pipeline was full.", registry=r)
+        self.turns_discarded = Counter(
+            "assistant_turns_discarded", "Turns being assembled that were dropped unfinished "
+            "because their Kafka partitions moved to another consumer (it re-reads them).",
+            registry=r)
+
         # assembly
         self.turns_received = Counter(
             "assistant_turns_received", "Turns assembled.", ["service", "route"], registry=r)
