@@ -130,6 +130,7 @@ class SidecarProcess:
         import subprocess
         import sys
 
+        tmp_path.mkdir(parents=True, exist_ok=True)
         self.ports = {name: free_port() for name in ("grpc", "http", "admin")}
         self.store_path = tmp_path / "store.db"
         self.config = tmp_path / "monitor.yaml"
