@@ -23,6 +23,7 @@ from monitor.admin import AdminServer, RecentTurns
 from monitor.assemble import TurnAssembler
 from monitor.config import Settings
 from monitor.emit.metrics import LabelGuard, Metrics
+from monitor.emit.drift import DriftMonitor
 from monitor.emit.verdicts import VerdictMetrics
 from monitor.errors import RetryableError
 from monitor.ingest import Signal
@@ -30,7 +31,7 @@ from monitor.ingest.grpc_receiver import GrpcReceiver
 from monitor.ingest.http_receiver import HttpReceiver
 from monitor.ingest.kafka_source import KafkaSource
 from monitor.ingest.otlp import Batch, OtlpDecoder
-from monitor.judges.base import Judge
+from monitor.judges.base import Judge, JudgeResult
 from monitor.judges.stage import JudgeStage
 from monitor.model import AssistantTurn, TurnConsumer
 from monitor.sample.stage import SamplingStage
@@ -73,8 +74,17 @@ class Sidecar:
                 judges = [build_judge(settings, self.metrics)]
             self.store = Store(settings.store.path)
             verdicts = VerdictMetrics(self.metrics, self.services, self.routes)
+            drift = (DriftMonitor(settings.drift, self.metrics, self.services, self.routes)
+                     if settings.drift.enabled else None)
+
+            def on_verdicts(turn: AssistantTurn, probability: float,
+                            results: list[JudgeResult]) -> None:
+                verdicts.record(turn, probability, results)
+                if drift is not None:
+                    drift.observe(turn, results)
+
             self.judging = JudgeStage(settings.judging, self.store, judges, self.metrics,
-                                      verdicts.record)
+                                      on_verdicts)
             downstream = SamplingStage(settings.sampling, self.store, self.metrics,
                                        self.judging.wake, settings.judging.daily_token_budget)
         self.downstream = downstream

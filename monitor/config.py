@@ -258,6 +258,18 @@ class JudgingSettings(_Section):
     llm: LLMJudgingSettings = LLMJudgingSettings()
 
 
+class DriftSettings(_Section):
+    """In-process drift detection per judged metric stream (see monitor/emit/drift.py)."""
+
+    enabled: bool = True
+    reference_size: int = Field(400, gt=1)  # judged turns before the recent window
+    recent_size: int = Field(100, gt=1)  # the judged turns compared with them
+    min_samples: int = Field(30, gt=1)  # in each window before anything is tested
+    z_threshold: float = Field(3.0, gt=0)  # drift score at which the alert is raised
+    cusum_k: float = Field(0.5, ge=0)  # CUSUM slack, in reference standard deviations
+    cusum_h: float = Field(16.0, gt=0)  # CUSUM alarm level, in reference standard deviations
+
+
 class StoreSettings(_Section):
     path: Path = Path("assistant-monitor.db")  # SQLite (WAL); turns, verdicts, rationales
     retention_days: float = Field(30.0, gt=0)
@@ -288,6 +300,7 @@ class Settings(BaseSettings):
     sampling: SamplingSettings = SamplingSettings()
     judging: JudgingSettings = JudgingSettings()
     store: StoreSettings = StoreSettings()
+    drift: DriftSettings = DriftSettings()
     admin: AdminSettings = AdminSettings()
 
     @field_validator("log_level", mode="before")

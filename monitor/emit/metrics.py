@@ -165,6 +165,13 @@ class Metrics:
             "conversation supports (yes) or that invent some (no), reference-free.",
             [*VERDICT_LABELS, "verdict"], registry=r)
 
+        self.drift_score = Gauge(
+            "assistant_drift_score", "Drift of a judged metric stream, z-like, positive = worse "
+            "(see monitor/emit/drift.py).", ["metric", "service", "route"], registry=r)
+        self.drift_alert = Gauge(
+            "assistant_drift_alert", "1 while the drift score is at or above its threshold.",
+            ["metric", "service", "route"], registry=r)
+
         # Sampling-weighted sums (each judged turn counts 1/p, p its inclusion probability), for
         # estimates of the whole traffic when rates differ by service, route or rule:
         #   rate = weighted_verdicts{verdict=v} / weighted_turns;  mean = weighted_score / weighted_turns
