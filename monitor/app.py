@@ -22,8 +22,8 @@ from prometheus_client import CollectorRegistry
 from monitor.admin import AdminServer, RecentTurns
 from monitor.assemble import TurnAssembler
 from monitor.config import Settings
-from monitor.emit.metrics import LabelGuard, Metrics
 from monitor.emit.drift import DriftMonitor
+from monitor.emit.metrics import LabelGuard, Metrics
 from monitor.emit.verdicts import VerdictMetrics
 from monitor.errors import RetryableError
 from monitor.ingest import Signal
