@@ -203,7 +203,10 @@ class Sidecar:
         self.metrics.turns_discarded.inc(self.assembler.discard(trace_ids))
 
     def _emit(self, turn: AssistantTurn) -> None:
-        self.metrics.turns_received.labels(self.services(turn.service), self.routes(turn.route)).inc()
+        service, route = self.services(turn.service), self.routes(turn.route)
+        self.metrics.turns_received.labels(service, route).inc()
+        for call in turn.tool_calls:
+            self.metrics.tool_calls.labels(service, route, "error" if call.error else "ok").inc()
         if not turn.question:
             self.metrics.turns_incomplete.labels("no_question").inc()
         if not turn.answer:

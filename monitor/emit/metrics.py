@@ -90,6 +90,9 @@ class Metrics:
             "assistant_turn_completions", "Why turns were completed (root_ended, decision_wait, "
             "evicted: flushed early because the buffer was full, shutdown).", ["reason"],
             registry=r)
+        self.tool_calls = Counter(
+            "assistant_tool_calls", "Tool calls in assembled turns (all traffic, not a sample), "
+            "by outcome (ok, error).", ["service", "route", "outcome"], registry=r)
         self.turns_incomplete = Counter(
             "assistant_turns_incomplete", "Assembled turns missing a part (no_question, no_answer).",
             ["part"], registry=r)
