@@ -1,0 +1,294 @@
+"""Generate the Grafana dashboards and alert rules from code, so they stay consistent.
+
+    python grafana/generate.py            # rewrites grafana/dashboards and grafana/provisioning
+
+Dashboards are built with grafana-foundation-sdk (pinned in pyproject's test extra). Every query
+uses only series the sidecar exposes, or the recording rules in deploy/prometheus/rules.yml;
+tests/test_grafana.py checks that against a live /metrics, validates every dashboard against
+@grafana/schema with tsc, and every expression with promtool.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeseries
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models.dashboard import DataSourceRef
+
+HERE = Path(__file__).resolve().parent
+DS = DataSourceRef(type_val="prometheus", uid="${datasource}")
+SEL = 'service=~"$service", route=~"$route"'  # the template variables, in every query
+
+
+def query(expr: str, legend: str, ref: str = "A", exemplar: bool = False) -> Any:
+    q = prometheus.Dataquery().expr(expr).legend_format(legend).ref_id(ref).datasource(DS)
+    return q.exemplar(True) if exemplar else q
+
+
+def series(title: str, targets: list[Any], unit: str = "short", description: str = "",
+           width: int = 12, max_value: float | None = None) -> Any:
+    panel = timeseries.Panel().title(title).description(description).unit(unit).height(8) \
+        .span(width).datasource(DS)
+    for target in targets:
+        panel = panel.with_target(target)
+    if max_value is not None:
+        panel = panel.min(0).max(max_value)
+    return panel
+
+
+def single(title: str, expr: str, unit: str, description: str = "", width: int = 6) -> Any:
+    return stat.Panel().title(title).description(description).unit(unit).height(4).span(width) \
+        .datasource(DS).with_target(query(expr, title))
+
+
+def weighted_ratio(metric: str, verdict: str, by: str = "service") -> str:
+    return (f'sum by ({by}) (rate(assistant_weighted_verdicts_total{{metric="{metric}", '
+            f'verdict="{verdict}", {SEL}}}[$__rate_interval])) / sum by ({by}) '
+            f'(rate(assistant_weighted_turns_total{{metric="{metric}", {SEL}}}[$__rate_interval]))')
+
+
+def weighted_mean(metric: str, by: str = "service") -> str:
+    return (f'sum by ({by}) (rate(assistant_weighted_score_total{{metric="{metric}", {SEL}}}'
+            f'[$__rate_interval])) / sum by ({by}) (rate(assistant_weighted_turns_total'
+            f'{{metric="{metric}", {SEL}}}[$__rate_interval]))')
+
+
+def base(uid: str, title: str, description: str) -> Any:
+    return (dashboard.Dashboard(title).uid(uid).description(description)
+            .tags(["assistant-monitor"]).refresh("30s").time("now-6h", "now").timezone("browser")
+            .with_variable(dashboard.DatasourceVariable("datasource").label("Data source")
+                           .type("prometheus"))
+            .with_variable(dashboard.QueryVariable("service").label("Service").datasource(DS)
+                           .query("label_values(assistant_turns_received_total, service)")
+                           .multi(True).include_all(True).all_value(".*"))
+            .with_variable(dashboard.QueryVariable("route").label("Route").datasource(DS)
+                           .query('label_values(assistant_turns_received_total{service=~"$service"}'
+                                  ', route)').multi(True).include_all(True).all_value(".*")))
+
+
+def overview() -> Any:
+    return (base("assistant-overview", "Assistant quality: overview",
+                 "Quality of the whole traffic per service, estimated from judged samples "
+                 "(sampling-weighted).")
+            .with_row(dashboard.Row("Now"))
+            .with_panel(single("No-answer rate", weighted_ratio("completeness", "no_answer"),
+                               "percentunit"))
+            .with_panel(single("Groundedness", weighted_mean("groundedness"), "percentunit"))
+            .with_panel(single("Context relevance", weighted_mean("context_relevance"),
+                               "percentunit"))
+            .with_panel(single("Drifting streams", f"sum(assistant_drift_alert{{{SEL}}})", "short",
+                               "Judged metric streams whose drift alert is raised."))
+            .with_row(dashboard.Row("Trends"))
+            .with_panel(series("Turns", [
+                query(f"sum by (service) (rate(assistant_turns_received_total{{{SEL}}}"
+                      "[$__rate_interval]))", "{{service}} assembled"),
+                query(f"sum by (service) (rate(assistant_turns_judged_total{{{SEL}}}"
+                      "[$__rate_interval]))", "{{service}} judged", "B", exemplar=True)],
+                "reqps"))
+            .with_panel(series("No-answer rate", [
+                query(weighted_ratio("completeness", "no_answer"), "{{service}}")],
+                "percentunit", max_value=1))
+            .with_panel(series("Groundedness", [query(weighted_mean("groundedness"),
+                                                      "{{service}}")], "percentunit", max_value=1))
+            .with_panel(series("Drift score", [
+                query(f"max by (metric, service) (assistant_drift_score{{{SEL}}})",
+                      "{{service}} {{metric}}")], "short",
+                "z-like; alerts at 3 (see the README).")))
+
+
+def retrieval() -> Any:
+    return (base("assistant-retrieval", "Assistant quality: retrieval",
+                 "Are the retrieved documents relevant to the question?")
+            .with_panel(series("Context relevance (share of documents relevant)", [
+                query(weighted_mean("context_relevance", "service, route"),
+                      "{{service}}/{{route}}")], "percentunit", max_value=1))
+            .with_panel(series("Context relevance distribution (judged turns)", [
+                query(f"sum by (le) (rate(assistant_context_relevance_bucket{{{SEL}}}"
+                      "[$__rate_interval]))", "≤ {{le}}", exemplar=True)], "reqps"))
+            .with_panel(series("Turns that retrieved nothing", [
+                query('sum(rate(assistant_turns_sampled_total{reason="no_documents"}'
+                      "[$__rate_interval]))", "no documents")], "reqps",
+                "Always kept for judging, so this counts every such turn.")))
+
+
+def answers() -> Any:
+    return (base("assistant-answers", "Assistant quality: answers",
+                 "Relevance, completeness and groundedness of the answers.")
+            .with_panel(series("Completeness", [
+                query(weighted_ratio("completeness", v), v, ref)
+                for ref, v in (("A", "complete"), ("B", "incomplete"), ("C", "no_answer"))],
+                "percentunit", max_value=1))
+            .with_panel(series("Groundedness by route", [
+                query(weighted_mean("groundedness", "service, route"), "{{service}}/{{route}}")],
+                "percentunit", max_value=1))
+            .with_panel(series("Answers judged irrelevant", [
+                query(weighted_ratio("answer_relevance", "irrelevant"), "{{service}}")],
+                "percentunit", max_value=1))
+            .with_panel(series("Claims by verdict", [
+                query(f"sum by (verdict) (rate(assistant_claims_total{{{SEL}}}"
+                      "[$__rate_interval]))", "{{verdict}}")], "reqps"))
+            .with_panel(series("No-answer verdicts (exemplars link to traces)", [
+                query(f'sum(rate(assistant_answer_completeness_total{{verdict="no_answer", {SEL}}}'
+                      "[$__rate_interval]))", "no answer", exemplar=True)], "reqps", width=24)))
+
+
+def tools() -> Any:
+    return (base("assistant-tools", "Assistant quality: tool calls",
+                 "Tool calls of all traffic, and reference-free verdicts on the judged ones.")
+            .with_panel(series("Tool calls", [
+                query(f"sum by (outcome) (rate(assistant_tool_calls_total{{{SEL}}}"
+                      "[$__rate_interval]))", "{{outcome}}")], "reqps"))
+            .with_panel(series("Tool call failure rate", [
+                query(f'sum by (service) (rate(assistant_tool_calls_total{{outcome="error", {SEL}}}'
+                      "[$__rate_interval])) / sum by (service) (rate(assistant_tool_calls_total"
+                      f"{{{SEL}}}[$__rate_interval]))", "{{service}}")], "percentunit", max_value=1))
+            .with_panel(series("Calls judged not needed / with unsupported arguments", [
+                query(f'sum(rate(assistant_tool_calls_needed_total{{verdict="no", {SEL}}}'
+                      "[$__rate_interval])) / sum(rate(assistant_tool_calls_needed_total"
+                      f"{{{SEL}}}[$__rate_interval]))", "not needed"),
+                query(f'sum(rate(assistant_tool_calls_arguments_supported_total{{verdict="no", '
+                      f"{SEL}}}[$__rate_interval])) / sum(rate("
+                      f"assistant_tool_calls_arguments_supported_total{{{SEL}}}"
+                      "[$__rate_interval]))", "unsupported arguments", "B")],
+                "percentunit", max_value=1, width=24)))
+
+
+def pipeline() -> Any:
+    return (base("assistant-pipeline", "assistant-monitor: judge cost and pipeline health",
+                 "What judging costs, whether it keeps up, and what the receivers refuse.")
+            .with_panel(series("Judge requests", [
+                query("sum by (judge, outcome) (rate(assistant_judge_requests_total"
+                      "[$__rate_interval]))", "{{judge}} {{outcome}}")], "reqps"))
+            .with_panel(series("Judge tokens", [
+                query("sum by (judge, kind) (rate(assistant_judge_tokens_total"
+                      "[$__rate_interval]))", "{{judge}} {{kind}}")], "short"))
+            .with_panel(series("Judge latency", [
+                query(f"histogram_quantile({q}, sum by (le, judge) (rate("
+                      "assistant_judge_latency_seconds_bucket[$__rate_interval])))",
+                      f"{{{{judge}}}} p{int(q * 100)}", ref)
+                for ref, q in (("A", 0.5), ("B", 0.95))], "s"))
+            .with_panel(series("Backlog and sampling", [
+                query("sum(assistant_judge_backlog)", "turns waiting for a judge"),
+                query("min(assistant_sampling_factor)", "sampling factor", "B")], "short"))
+            .with_panel(series("Turns dropped", [
+                query("sum by (reason) (rate(assistant_turns_dropped_total[$__rate_interval]))",
+                      "{{reason}}")], "reqps"))
+            .with_panel(series("Receiver requests", [
+                query("sum by (receiver, outcome) (rate(assistant_receiver_requests_total"
+                      "[$__rate_interval]))", "{{receiver}} {{outcome}}")], "reqps"))
+            .with_panel(series("Spans refused and mapping issues", [
+                query("sum by (reason) (rate(assistant_spans_refused_total[$__rate_interval]))",
+                      "refused: {{reason}}"),
+                query("sum by (reason) (rate(assistant_span_mapping_issues_total"
+                      "[$__rate_interval]))", "issue: {{reason}}", "B")], "reqps"))
+            .with_panel(series("Kafka consumer lag", [
+                query("sum by (topic, partition) (assistant_kafka_consumer_lag)",
+                      "{{topic}}[{{partition}}]")], "short")))
+
+
+DASHBOARDS = {"overview": overview, "retrieval": retrieval, "answers": answers, "tools": tools,
+              "pipeline": pipeline}
+
+
+def grafana_alert(uid: str, title: str, expr: str, op: str, threshold: float, for_: str,
+                  severity: str, summary: str) -> dict[str, Any]:
+    """A Grafana-managed rule: query (A), reduce to the last value (B), threshold (C)."""
+    return {
+        "uid": uid, "title": title, "condition": "C", "for": for_, "noDataState": "OK",
+        "execErrState": "Error", "labels": {"severity": severity},
+        "annotations": {"summary": summary, "runbook_url": "README.md#runbook-quality-drift"},
+        "data": [
+            {"refId": "A", "datasourceUid": "prometheus",
+             "relativeTimeRange": {"from": 3600, "to": 0},
+             "model": {"refId": "A", "expr": expr, "instant": True, "range": False}},
+            {"refId": "B", "datasourceUid": "__expr__",
+             "model": {"refId": "B", "type": "reduce", "expression": "A", "reducer": "last"}},
+            {"refId": "C", "datasourceUid": "__expr__",
+             "model": {"refId": "C", "type": "threshold", "expression": "B",
+                       "conditions": [{"evaluator": {"type": op, "params": [threshold]}}]}},
+        ],
+    }
+
+
+def alert_rules() -> dict[str, Any]:
+    rules = [
+        grafana_alert("assistant-drift", "Assistant quality drift",
+                      "max by (metric, service, route) (assistant_drift_alert)", "gt", 0.5, "5m",
+                      "page", "{{ $labels.metric }} drifted for {{ $labels.service }}"),
+        grafana_alert("assistant-no-answer", "Assistant no-answer rate",
+                      "assistant:no_answer_rate:ratio_rate1h - (assistant:no_answer_rate:"
+                      "ratio_rate1h offset 1d) and on (service, route) "
+                      "assistant:judged_turns:increase1h >= 50", "gt", 0.05, "30m", "page",
+                      "No-answer rate of {{ $labels.service }} is 5 points above yesterday"),
+        grafana_alert("assistant-groundedness", "Assistant groundedness",
+                      "assistant:groundedness:mean_rate1h / (assistant:groundedness:mean_rate1h "
+                      "offset 1d) and on (service, route) assistant:judged_turns:increase1h >= 50",
+                      "lt", 0.9, "30m", "page",
+                      "Groundedness of {{ $labels.service }} is 10% below yesterday"),
+        grafana_alert("assistant-tool-failures", "Assistant tool calls failing",
+                      "assistant:tool_call_failure_rate:ratio_rate1h and on (service, route) "
+                      "assistant:tool_calls:increase1h >= 20", "gt", 0.1, "15m", "page",
+                      "Tool calls of {{ $labels.service }} fail"),
+        grafana_alert("assistant-monitor-down", "assistant-monitor down",
+                      'up{job="assistant-monitor"}', "lt", 1, "5m", "page",
+                      "assistant-monitor is not scraped: quality is not watched"),
+    ]
+    return {"apiVersion": 1, "groups": [{"orgId": 1, "name": "assistant-monitor",
+                                         "folder": "assistant-monitor", "interval": "1m",
+                                         "rules": rules}]}
+
+
+PROVISIONING = {
+    "datasources/assistant-monitor.yaml": {"apiVersion": 1, "datasources": [{
+        "name": "Prometheus", "uid": "prometheus", "type": "prometheus", "access": "proxy",
+        "url": "http://prometheus:9090", "isDefault": True,
+        "jsonData": {"httpMethod": "POST", "exemplarTraceIdDestinations": [
+            {"name": "trace_id", "datasourceUid": "tempo"}]}}]},
+    "dashboards/assistant-monitor.yaml": {"apiVersion": 1, "providers": [{
+        "name": "assistant-monitor", "folder": "assistant-monitor", "type": "file",
+        "disableDeletion": True, "options": {"path": "/var/lib/grafana/dashboards/assistant-monitor"}}]},
+}
+
+
+def _clean(value: Any) -> Any:
+    """Drop what the SDK emits but @grafana/schema does not allow: null fields, the removed
+    dashboard `style`, and the id and interval settings (auto*) it puts on query and
+    datasource variables."""
+    if isinstance(value, dict):
+        cleaned = {k: _clean(v) for k, v in value.items() if v is not None}
+        if cleaned.get("type") in ("query", "datasource"):
+            for key in ("auto", "auto_count", "auto_min", "id"):
+                cleaned.pop(key, None)
+        return cleaned
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def render(out: Path) -> list[Path]:
+    written = []
+    for name, build in DASHBOARDS.items():
+        path = out / "dashboards" / f"{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        model = _clean(json.loads(JSONEncoder(sort_keys=True).encode(build().build())))
+        model.pop("style", None)
+        path.write_text(json.dumps(model, indent=2, sort_keys=True) + "\n")
+        written.append(path)
+    files = {**PROVISIONING, "alerting/assistant-monitor.yaml": alert_rules()}
+    for name, content in files.items():
+        path = out / "provisioning" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("# Generated by grafana/generate.py; edit that, not this.\n"
+                        + yaml.safe_dump(content, sort_keys=False, width=100))
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for written in render(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE):
+        print(written)
