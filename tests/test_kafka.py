@@ -202,7 +202,7 @@ def test_rebalance_two_sidecars_one_stops_mid_stream(kafka: KafkaBroker, tmp_pat
 
     def stream() -> None:
         provider = exporter_provider(kafka, topic, "otlp_proto", None)
-        for i, case in enumerate(itertools.islice(itertools.cycle(traffic.ALL), 80)):
+        for i, case in enumerate(itertools.islice(itertools.cycle(traffic.ALL), 120)):
             sent.append(traffic.send(provider, case, route="r"))
             if i % 10 == 0:
                 trace_id, messages = split_trace_messages("otlp_proto")
@@ -211,14 +211,15 @@ def test_rebalance_two_sidecars_one_stops_mid_stream(kafka: KafkaBroker, tmp_pat
             time.sleep(0.05)
         provider.shutdown()
 
+    ids = lambda p: [r[0] for r in store_rows(p, "SELECT trace_id FROM judge_costs")]  # noqa: E731
     producer = threading.Thread(target=stream)
     producer.start()
-    time.sleep(2)
+    wait_until(lambda: len(ids(first.store_path)) >= 3, what="the first sidecar judging")
+    assert producer.is_alive(), "the stream ended before the stop: nothing moves mid-stream"
     assert first.stop() == 0  # mid-stream: its partitions move to the second sidecar
     producer.join()
 
     everything = {*sent, *split_ids}
-    ids = lambda p: [r[0] for r in store_rows(p, "SELECT trace_id FROM judge_costs")]  # noqa: E731
     wait_until(lambda: set(ids(first.store_path)) | set(ids(second.store_path)) >= everything,
                what="every trace judged by one of the two")
     time.sleep(1.0)
