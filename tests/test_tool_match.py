@@ -1,0 +1,81 @@
+"""Tool-call matching: reordering, case, ignored functions, extra and missing calls and
+arguments, near-equal values."""
+
+from __future__ import annotations
+
+import pytest
+
+from monitor.judges.tool_match import MatchOptions, match, normalise
+from monitor.model import ToolCall
+
+
+def call(name: str, **arguments: object) -> ToolCall:
+    return ToolCall(name=name, arguments=arguments)
+
+
+def scores(expected: list[ToolCall], actual: list[ToolCall], **options: object) -> dict:
+    return match(expected, actual, MatchOptions(**options)).as_dict()  # type: ignore[arg-type]
+
+
+PERFECT = {"name_precision": 1.0, "name_recall": 1.0, "argument_precision": 1.0,
+           "argument_recall": 1.0, "reliability": 1.0}
+
+
+def test_reordered_calls_with_different_case_match_perfectly() -> None:
+    expected = [call("close_ticket", ticket_id="T-1"), call("notify", user="ana", urgent=True)]
+    actual = [call("Notify", user="Ana ", urgent="true"), call("CLOSE_TICKET", ticket_id="t-1")]
+    assert scores(expected, actual) == PERFECT
+
+
+def test_ignored_utility_functions_do_not_count() -> None:
+    expected = [call("close_ticket", ticket_id="T-1")]
+    actual = [call("get_current_time"), call("close_ticket", ticket_id="T-1"), call("LOG")]
+    assert scores(expected, actual, ignored={"get_current_time", "log"}) == PERFECT
+    assert scores(expected, actual)["name_precision"] == pytest.approx(1 / 3)
+
+
+def test_extra_and_missing_calls() -> None:
+    expected = [call("a", x=1), call("b", y=2)]
+    extra = scores(expected, [call("a", x=1), call("b", y=2), call("c", z=3)])
+    assert extra["name_precision"] == pytest.approx(2 / 3) and extra["name_recall"] == 1.0
+    assert extra["argument_precision"] == pytest.approx(2 / 3)
+    missing = scores(expected, [call("a", x=1)])
+    assert missing["name_precision"] == 1.0 and missing["name_recall"] == 0.5
+    assert missing["argument_recall"] == 0.5 and missing["reliability"] == 0.5
+    assert scores([], []) == PERFECT
+    should_not_call = scores([], [call("a", x=1)])
+    assert should_not_call["name_precision"] == 0.0
+
+
+def test_extra_missing_and_wrong_arguments() -> None:
+    expected = [call("book", date="2024-03-05", seats=2, city="Paris")]
+    result = scores(expected, [call("book", date="March 5, 2024", seats="2", note="window")])
+    assert result["argument_recall"] == pytest.approx(2 / 3)  # city missing
+    assert result["argument_precision"] == pytest.approx(2 / 3)  # note extra
+    wrong = scores(expected, [call("book", date="2024-03-06", seats=2, city="Paris")])
+    assert wrong["argument_recall"] == pytest.approx(2 / 3) and wrong["name_recall"] == 1.0
+
+
+def test_near_equal_values_after_normalisation_and_by_similarity() -> None:
+    assert normalise("1,000") == normalise(1000.0) == 1000
+    assert normalise(" New   York ") == normalise("new york")
+    assert normalise("5 January 2024") == normalise("2024-01-05") == "2024-01-05"
+    assert normalise([1, "2"]) == [1, 2]
+    expected = [call("search", query="cheap flights to Rome")]
+    actual = [call("search", query="inexpensive flights to Rome")]
+    assert scores(expected, actual)["argument_recall"] == 0.0
+    similar = {"semantic_threshold": 0.8, "similarity": lambda a, b: 0.9}
+    assert scores(expected, actual, **similar)["argument_recall"] == 1.0
+
+
+def test_optimal_pairing_of_same_name_calls() -> None:
+    expected = [call("transfer", to="ana", amount=10), call("transfer", to="bo", amount=20)]
+    actual = [call("transfer", to="bo", amount=20), call("transfer", to="ana", amount=10)]
+    assert scores(expected, actual) == PERFECT  # greedy in-order pairing would score 0 arguments
+
+
+def test_alternatives_and_optional_arguments() -> None:
+    expected = [call("weather", city={"$any_of": ["NYC", "New York"]},
+                     unit={"$any_of": ["celsius"], "$optional": True})]
+    assert scores(expected, [call("weather", city="new york")]) == PERFECT
+    assert scores(expected, [call("weather", city="NYC", unit="Celsius")]) == PERFECT
