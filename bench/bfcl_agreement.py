@@ -120,7 +120,7 @@ def main() -> None:
     for category in AST_CATEGORIES:
         gold = {g["id"]: g["ground_truth"] for g in load(data / "possible_answer" /
                                                         f"BFCL_v4_{category}.json")}
-        for item_id, answer in gold.items():
+        for answer in gold.values():
             items += 1
             expected = expected_calls(answer)
             for kind, actual, right in candidates(expected):

@@ -38,6 +38,7 @@ ASSISTANT_ROUTE: Final = "assistant.route"  # a bounded name: "billing", "search
 ASSISTANT_FEEDBACK_SCORE: Final = "assistant.feedback.score"  # -1.0 (bad) .. 1.0 (good)
 ASSISTANT_FEEDBACK_COMMENT: Final = "assistant.feedback.comment"
 ASSISTANT_SCENARIO_ID: Final = "assistant.scenario.id"  # links a turn to a golden scenario
+ASSISTANT_EXPECTED_TOOL_CALLS: Final = "assistant.expected_tool_calls"  # JSON [{name, arguments}]
 
 # Resource attributes.
 SERVICE_NAME: Final = "service.name"

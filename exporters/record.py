@@ -109,3 +109,10 @@ def feedback(score: float, *, comment: str | None = None, span: Span | None = No
 def scenario(scenario_id: str, *, span: Span | None = None) -> None:
     """Link the turn to a golden scenario (used by reference-based tool-call metrics)."""
     _span(span).set_attribute(A.ASSISTANT_SCENARIO_ID, scenario_id)
+
+
+def expected_tool_calls(calls: Iterable[Mapping[str, Any]], *, span: Span | None = None) -> None:
+    """The calls this turn should make (`[{"name": ..., "arguments": {...}}]`), for the sidecar's
+    reference-based tool-call metrics (test traffic, canaries, replayed golden scenarios)."""
+    _span(span).set_attribute(A.ASSISTANT_EXPECTED_TOOL_CALLS, _json(
+        [{"name": c["name"], "arguments": c.get("arguments", {})} for c in calls]))

@@ -57,6 +57,24 @@ def build_judge(settings: Settings, metrics: Metrics) -> Judge:
     return judges[0] if len(judges) == 1 else PanelJudge(judges, llm.aggregate)
 
 
+def build_judges(settings: Settings, metrics: Metrics) -> list[Judge]:
+    """The quality judge, and the reference-based tool-call judge (no verdict for turns
+    without expected calls)."""
+    from monitor.judges.tool_match import MatchOptions, ReferenceToolJudge, load_golden
+
+    tools = settings.judging.tool_calls
+    golden = load_golden(tools.golden_file) if tools.golden_file else None
+    options = MatchOptions(ignored=set(tools.ignored_functions),
+                           semantic_threshold=tools.semantic_threshold)
+    judge = build_judge(settings, metrics)
+    if tools.semantic_threshold is not None:
+        from monitor.judges.embeddings import Embedder
+
+        embedder = getattr(judge, "embedder", None) or Embedder()
+        options.similarity = lambda a, b: float(embedder.passage([a])[0] @ embedder.passage([b])[0])
+    return [judge, ReferenceToolJudge(options, golden)]
+
+
 class Sidecar:
     def __init__(self, settings: Settings, registry: CollectorRegistry | None = None,
                  judges: list[Judge] | None = None, downstream: TurnConsumer | None = None) -> None:
@@ -71,7 +89,7 @@ class Sidecar:
         self.judging: JudgeStage | None = None
         if downstream is None:
             if judges is None:
-                judges = [build_judge(settings, self.metrics)]
+                judges = build_judges(settings, self.metrics)
             self.store = Store(settings.store.path)
             verdicts = VerdictMetrics(self.metrics, self.services, self.routes)
             drift = (DriftMonitor(settings.drift, self.metrics, self.services, self.routes)

@@ -255,6 +255,8 @@ def build_turn(trace_id: bytes, spans: list[SpanFacts], completion: str) -> Assi
         feedback=next((s.feedback for s in reversed(spans) if s.feedback), None),
         error=next((s.error for s in spans if s.error), None),
         scenario_id=next((s.scenario_id for s in spans if s.scenario_id), None),
+        expected_tool_calls=next((s.expected_tool_calls for s in spans
+                                  if s.expected_tool_calls is not None), None),
         conversation_id=next((s.conversation_id for s in spans if s.conversation_id), None),
         start_time_unix_nano=min(starts, default=0),
         duration_ms=(max(ends) - min(starts)) / 1e6 if starts and ends else 0.0,

@@ -248,6 +248,21 @@ class LLMJudgingSettings(_Section):
         return self
 
 
+class ToolCallSettings(_Section):
+    """Reference-based tool-call metrics, for turns whose expected calls are known."""
+
+    golden_file: Path | None = None  # JSONL: {"scenario_id", "expected_tool_calls": [...]}
+    ignored_functions: list[str] = []  # utility functions left out of the comparison
+    semantic_threshold: float | None = Field(None, gt=0, le=1)  # embedding match for strings
+
+    @field_validator("golden_file")
+    @classmethod
+    def _exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"no such file: {value}")
+        return value
+
+
 class JudgingSettings(_Section):
     workers: int = Field(2, gt=0, le=64)
     calls_per_minute: float | None = Field(None, gt=0)  # judge-call rate limit; None: unlimited
@@ -256,6 +271,7 @@ class JudgingSettings(_Section):
     retry_backoff_s: float = Field(5.0, ge=0)
     local: LocalJudgeSettings = LocalJudgeSettings()
     llm: LLMJudgingSettings = LLMJudgingSettings()
+    tool_calls: ToolCallSettings = ToolCallSettings()
 
 
 class DriftSettings(_Section):

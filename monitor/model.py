@@ -49,6 +49,7 @@ class AssistantTurn(BaseModel):
     feedback: Feedback | None = None
     error: str | None = None  # the first error status message of any span
     scenario_id: str | None = None
+    expected_tool_calls: list[ToolCall] | None = None  # golden calls, when the turn has them
     conversation_id: str | None = None
     start_time_unix_nano: int = 0
     duration_ms: float = 0.0
@@ -95,6 +96,7 @@ class SpanFacts:
     route: str | None = None
     feedback: Feedback | None = None
     scenario_id: str | None = None
+    expected_tool_calls: list[ToolCall] | None = None
     conversation_id: str | None = None
     error: str | None = None
     input_tokens: int = 0
@@ -106,7 +108,7 @@ class SpanFacts:
         """Fold facts about the same span (from log events or a re-sent span) into this one."""
         for name in ("input_messages", "output_messages", "input_text", "output_text", "tool",
                      "model", "question", "answer", "route", "feedback", "scenario_id",
-                     "conversation_id", "error"):
+                     "expected_tool_calls", "conversation_id", "error"):
             if getattr(self, name) is None:
                 setattr(self, name, getattr(other, name))
         if not self.documents:

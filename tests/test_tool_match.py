@@ -3,6 +3,8 @@ arguments, near-equal values."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from monitor.judges.tool_match import MatchOptions, match, normalise
@@ -79,3 +81,50 @@ def test_alternatives_and_optional_arguments() -> None:
                      unit={"$any_of": ["celsius"], "$optional": True})]
     assert scores(expected, [call("weather", city="new york")]) == PERFECT
     assert scores(expected, [call("weather", city="NYC", unit="Celsius")]) == PERFECT
+
+
+def test_online_reference_metrics_from_attributes_and_golden_scenarios(start_sidecar, tmp_path
+                                                                       ) -> None:
+    import json
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from exporters import record
+
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(json.dumps({"scenario_id": "refund-42", "expected_tool_calls": [
+        {"name": "refund", "arguments": {"order_id": "42"}}]}) + "\n")
+    sidecar = start_sidecar(judging={"tool_calls": {"golden_file": str(golden),
+                                                     "ignored_functions": ["get_time"]}})
+    provider = TracerProvider(resource=Resource.create({"service.name": "desk"}))
+    provider.add_span_processor(SimpleSpanProcessor(
+        OTLPSpanExporter(endpoint=f"{sidecar.http_url}/v1/traces")))
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("turn"):  # expected calls set by the assistant's test rig
+        record.question("Close ticket T-1 and notify Ana", route="desk")
+        record.expected_tool_calls([{"name": "close_ticket", "arguments": {"id": "T-1"}},
+                                    {"name": "notify", "arguments": {"user": "ana"}}])
+        for name, args in (("get_time", {}), ("close_ticket", {"id": "t-1"})):
+            with tracer.start_as_current_span(f"execute_tool {name}"):
+                record.tool_call(name, args)
+        record.answer("Closed T-1.")
+    with tracer.start_as_current_span("turn"):  # expected calls from the golden scenario
+        record.question("Refund order 42", route="desk")
+        record.scenario("refund-42")
+        with tracer.start_as_current_span("execute_tool refund"):
+            record.tool_call("refund", {"order_id": 42})
+        record.answer("Refunded.")
+    provider.shutdown()
+    labels = {"service": "desk", "route": "desk", "judge": "reference"}
+    deadline = time.monotonic() + 30
+    while sidecar.metric("assistant_tool_calls_reliability_count", **labels) < 2:
+        assert time.monotonic() < deadline, "reference verdicts never arrived"
+        time.sleep(0.1)
+    m = sidecar.metric
+    assert m("assistant_tool_calls_reference_total", **labels, kind="expected") == 3
+    assert m("assistant_tool_calls_reference_total", **labels, kind="actual") == 2
+    assert m("assistant_tool_calls_reference_total", **labels, kind="matched") == 2
+    assert m("assistant_tool_calls_reliability_sum", **labels) == pytest.approx(0.5 + 1.0)

@@ -40,6 +40,7 @@ STREAMS: dict[str, tuple[bool, bool]] = {
     "groundedness": (False, False),
     "context_relevance": (False, False),
     "tool_use": (False, False),
+    "tool_call_reliability": (False, False),
 }
 
 
@@ -142,6 +143,9 @@ class DriftMonitor:
             verdict = result.get(metric)  # type: ignore[arg-type]
             if verdict is not None and verdict.score is not None:
                 out[metric] = verdict.score
+        reference = next((r.get("tool_calls") for r in results if r.get("tool_calls")), None)
+        if reference is not None and reference.score is not None:
+            out["tool_call_reliability"] = reference.score
         return out
 
     def observe(self, turn: AssistantTurn, results: list[JudgeResult]) -> None:

@@ -175,6 +175,21 @@ class Metrics:
             "assistant_drift_alert", "1 while the drift score is at or above its threshold.",
             ["metric", "service", "route"], registry=r)
 
+        self.tool_calls_reference = Counter(
+            "assistant_tool_calls_reference", "Reference-based tool-call counts over judged "
+            "turns with expected calls (kind: expected, actual, matched); name precision = "
+            "matched / actual, name recall = matched / expected.",
+            [*VERDICT_LABELS, "kind"], registry=r)
+        self.tool_call_arguments_reference = Counter(
+            "assistant_tool_call_arguments_reference", "Reference-based argument counts (kind: "
+            "expected, actual, matched, matched_required); argument precision = matched / "
+            "actual, argument recall = matched_required / expected.",
+            [*VERDICT_LABELS, "kind"], registry=r)
+        self.tool_calls_reliability = Histogram(
+            "assistant_tool_calls_reliability", "Per turn: mean of name recall and argument "
+            "recall against the expected calls.", VERDICT_LABELS, buckets=SCORE_BUCKETS,
+            registry=r)
+
         # Sampling-weighted sums (each judged turn counts 1/p, p its inclusion probability), for
         # estimates of the whole traffic when rates differ by service, route or rule:
         #   rate = weighted_verdicts{verdict=v} / weighted_turns;  mean = weighted_score / weighted_turns

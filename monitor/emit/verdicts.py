@@ -18,6 +18,8 @@ class VerdictMetrics:
         exemplar = {"trace_id": turn.trace_id}
         weight = 1.0 / probability
         for result in results:
+            if not result.verdicts:
+                continue
             labels = (self.services(turn.service), self.routes(turn.route), result.judge)
             m.turns_judged.labels(*labels).inc(exemplar=exemplar)
             m.judge_requests.labels(result.judge, "ok").inc()
@@ -43,6 +45,19 @@ class VerdictMetrics:
                     m.groundedness.labels(*labels).observe(verdict.score, exemplar=exemplar)
                     for claim in verdict.details.get("claims", []):
                         m.claims.labels(*labels, claim["label"]).inc()
+                elif metric == "tool_calls":
+                    d = verdict.details
+                    m.tool_calls_reliability.labels(*labels).observe(verdict.score,
+                                                                     exemplar=exemplar)
+                    for kind in ("expected", "actual"):
+                        m.tool_calls_reference.labels(*labels, kind).inc(d[f"{kind}_calls"])
+                        m.tool_call_arguments_reference.labels(*labels, kind).inc(
+                            d[f"{kind}_arguments"])
+                    m.tool_calls_reference.labels(*labels, "matched").inc(d["matched_names"])
+                    m.tool_call_arguments_reference.labels(*labels, "matched").inc(
+                        d["matched_arguments"])
+                    m.tool_call_arguments_reference.labels(*labels, "matched_required").inc(
+                        d["matched_required"])
                 elif metric == "tool_use":
                     for call in verdict.details.get("calls", []):
                         m.tool_calls_needed.labels(*labels, call["needed"]).inc()

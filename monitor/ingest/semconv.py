@@ -113,6 +113,16 @@ def _assistant(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
         if value is not None:
             _first(facts, name, str(value))
             found = True
+    expected = attrs.get(A.ASSISTANT_EXPECTED_TOOL_CALLS)
+    if expected is not None:
+        found = True
+        data = _json(expected, issues, "malformed_expected_tool_calls")
+        calls = [ToolCall(name=str(c["name"]), arguments=c.get("arguments"))
+                 for c in data if isinstance(c, Mapping) and c.get("name")] \
+            if isinstance(data, list) else None
+        if calls is None:
+            issues["malformed_expected_tool_calls"] += data is not None
+        _first(facts, "expected_tool_calls", calls)
     score = attrs.get(A.ASSISTANT_FEEDBACK_SCORE)
     if score is not None:
         found = True

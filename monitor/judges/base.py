@@ -13,6 +13,8 @@ Metrics and their labels (the metric contract in DESIGN.md):
                         (greetings, hedges, "let me know if...") count neither way
     tool_use            score = share of tool calls judged needed and with supported arguments
                         (reference-free; per-call labels in details["calls"])
+    tool_calls          score = reliability against the expected calls (reference-based; the
+                        five metrics and the counts in details)
 A judge leaves out a metric that does not apply (no documents, no answer).
 """
 
@@ -24,7 +26,7 @@ from typing import Any, Literal, Protocol
 from monitor.model import AssistantTurn
 
 Metric = Literal["context_relevance", "answer_relevance", "completeness", "groundedness",
-                 "tool_use"]
+                 "tool_use", "tool_calls"]
 
 LABELS: dict[str, tuple[str, ...]] = {
     "answer_relevance": ("relevant", "irrelevant"),

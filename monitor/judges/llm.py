@@ -222,7 +222,8 @@ class LLMJudge:
             tasks.append(self._context_relevance(question, docs, usage))
         if question:
             tasks.append(self._answer(question, docs, redact(turn.answer) or "", usage))
-        if question and turn.tool_calls:
+        if question and turn.tool_calls and turn.expected_tool_calls is None:
+            # With expected calls the reference-based judge applies instead.
             tasks.append(self._tool_use(question, turn, redact, usage))  # type: ignore[arg-type]
         verdicts = [v for group in await asyncio.gather(*tasks) for v in group]
         return JudgeResult(self.name, verdicts, calls=usage.calls, input_tokens=usage.input_tokens,

@@ -137,6 +137,7 @@ class JudgeStage:
                 self.metrics.judge_requests.labels(judge.name, "error").inc()
                 self._retry_or_fail(claimed, f"{judge.name}: {type(exc).__name__}")
                 return
+        results = [r for r in results if r.verdicts or r.calls]  # judges with nothing to say
         self.store.complete(claimed.trace_id, results)
         try:
             self.on_verdicts(claimed.turn, claimed.probability, results)

@@ -24,16 +24,19 @@ have made (the line-of-business framework's five metrics).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from monitor.model import ToolCall
+from monitor.judges.base import JudgeResult, Verdict
+from monitor.model import AssistantTurn, ToolCall
 
 _NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$")
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y",
@@ -205,3 +208,49 @@ def match(expected: Iterable[ToolCall], actual: Iterable[ToolCall],
                              "expected_arguments": _required(want_args[i]),
                              "actual_arguments": len(got_args[j])})
     return scores
+
+
+def load_golden(path: Path) -> dict[str, list[ToolCall]]:
+    """scenario id -> expected calls, from JSONL rows {"scenario_id", "expected_tool_calls"}."""
+    golden = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if line.strip():
+            row = json.loads(line)
+            try:
+                golden[str(row["scenario_id"])] = [ToolCall(**c) for c in row["expected_tool_calls"]]
+            except (KeyError, TypeError) as exc:
+                raise ValueError(f"{path}:{number}: expected scenario_id and "
+                                 f"expected_tool_calls ({exc})") from None
+    return golden
+
+
+class ReferenceToolJudge:
+    """A `Judge` for turns with expected calls (on the turn, or by scenario id in a golden
+    file); other turns get no verdict from it. Deterministic, no model, no cost."""
+
+    name = "reference"
+
+    def __init__(self, options: MatchOptions, golden: dict[str, list[ToolCall]] | None = None
+                 ) -> None:
+        self.options = options
+        self.golden = golden or {}
+
+    def expected(self, turn: AssistantTurn) -> list[ToolCall] | None:
+        if turn.expected_tool_calls is not None:
+            return turn.expected_tool_calls
+        return self.golden.get(turn.scenario_id) if turn.scenario_id else None
+
+    async def judge(self, turn: AssistantTurn) -> JudgeResult:
+        expected = self.expected(turn)
+        if expected is None:
+            return JudgeResult(self.name, [])
+        scores = match(expected, turn.tool_calls, self.options)
+        counts = {k: getattr(scores, k) for k in (
+            "expected_calls", "actual_calls", "matched_names", "expected_arguments",
+            "actual_arguments", "matched_arguments", "matched_required")}
+        return JudgeResult(self.name, [Verdict(
+            "tool_calls", score=scores.reliability,
+            rationale=f"{scores.matched_names} of {scores.expected_calls} expected calls made "
+                      f"({scores.actual_calls} made), {scores.matched_required} of "
+                      f"{scores.expected_arguments} expected arguments right",
+            details={**scores.as_dict(), **counts, "pairs": scores.pairs})])
