@@ -5,6 +5,7 @@
     assistant-monitor turns [--admin http://127.0.0.1:9464] [--limit 10] [--json]
     assistant-monitor replay FILE [--config FILE]
     assistant-monitor verdicts list|show TRACE_ID|export-failing --out FILE [--config FILE]
+    assistant-monitor eval --dataset FILE.jsonl [--baseline report.json] [--min METRIC=VALUE]
 """
 
 from __future__ import annotations
@@ -209,6 +210,52 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from monitor.app import build_judges
+    from monitor.emit.metrics import Metrics
+    from monitor.evaluate import build_report, gate, judge_cases, load_dataset, write_reports
+
+    settings = _settings(args)
+    _logging(settings)
+    minimums = {}
+    for item in args.min or []:
+        metric, sep, value = item.partition("=")
+        try:
+            minimums[metric] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep:
+            print(f"assistant-monitor: --min takes metric=value, got {item!r}", file=sys.stderr)
+            return 2
+    try:
+        cases = load_dataset(Path(args.dataset))
+        baseline = json.loads(Path(args.baseline).read_text())["metrics"] if args.baseline else None
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"assistant-monitor: {exc}", file=sys.stderr)
+        return 2
+    judges = build_judges(settings, Metrics())
+
+    async def run() -> list[dict[str, Any]]:
+        try:
+            return await judge_cases(cases, judges, args.concurrency)
+        finally:
+            for judge in judges:
+                close = getattr(judge, "aclose", None)
+                if close is not None:
+                    await close()
+
+    rows = asyncio.run(run())
+    report = build_report(rows, Path(args.dataset), [j.name for j in judges])
+    failures = gate(report["metrics"], minimums, baseline, args.max_drop)
+    write_reports(report, failures, Path(args.out))
+    for metric, value in report["metrics"].items():
+        print(f"{metric:32} {value:.3f}")
+    print(f"reports: {args.out}/report.json, report.md, report.html")
+    for failure in failures:
+        print(f"GATE FAILED: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="assistant-monitor", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -239,6 +286,17 @@ def main(argv: list[str] | None = None) -> int:
     verdicts.add_argument("--out", default="failing-turns.jsonl", help="with export-failing")
     verdicts.add_argument("--groundedness-below", type=float, default=0.5)
     verdicts.set_defaults(func=cmd_verdicts)
+    evaluate = sub.add_parser("eval", help="judge a golden dataset offline; exit 1 when a gate fails")
+    evaluate.add_argument("--dataset", required=True, help="JSONL turns (see the README)")
+    evaluate.add_argument("--config", help="YAML configuration file (judges, tool calls)")
+    evaluate.add_argument("--out", default="eval-report", help="folder for the reports")
+    evaluate.add_argument("--baseline", help="a previous report.json to compare with")
+    evaluate.add_argument("--min", action="append", metavar="METRIC=VALUE",
+                          help="minimum (maximum for *_rate metrics) a metric must reach")
+    evaluate.add_argument("--max-drop", type=float, default=0.05,
+                          help="relative drop against the baseline that fails (default 0.05)")
+    evaluate.add_argument("--concurrency", type=int, default=4)
+    evaluate.set_defaults(func=cmd_eval)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

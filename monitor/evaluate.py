@@ -1,0 +1,229 @@
+"""Offline evaluation: judge a golden dataset with the configured judges, report, and gate CI.
+
+    assistant-monitor eval --dataset golden.jsonl --out report/ [--baseline old/report.json]
+                           [--min groundedness=0.8 --min tool_calls.reliability=0.9]
+                           [--max-drop 0.05]
+
+Dataset: JSONL, one turn a line (see the README for the fields):
+
+    {"id": "t1", "scenario_type": "refund", "question": "...",
+     "documents": [{"id": "kb-1", "content": "..."}], "answer": "...",
+     "tool_calls": [{"name": "refund", "arguments": {"order_id": "42"}, "result": "ok"}],
+     "expected_tool_calls": [{"name": "refund", "arguments": {"order_id": "42"}}],
+     "labels": {"completeness": "complete"}}
+
+Writes report.json (every metric, per scenario type, the worst cases, every turn's verdicts),
+report.md and report.html (the same, with bar charts), and returns the gate failures: a metric
+under its minimum, or more than `max_drop` (relative, default 5%) worse than the baseline's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from monitor.judges.base import Judge, JudgeResult
+from monitor.judges.tool_match import ToolCallScores
+from monitor.model import AssistantTurn, RetrievedDocument, ToolCall
+
+# Metrics where a lower value is better (the gates turn them around).
+LOWER_IS_BETTER = {"no_answer_rate", "answer_irrelevance_rate"}
+
+
+@dataclass
+class Case:
+    id: str
+    scenario_type: str
+    turn: AssistantTurn
+    labels: dict[str, Any] = field(default_factory=dict)
+
+
+def load_dataset(path: Path) -> list[Case]:
+    cases = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            turn = AssistantTurn(
+                trace_id=f"{number:032x}", service="eval", question=row.get("question"),
+                answer=row.get("answer"),
+                documents=[RetrievedDocument(**d) if isinstance(d, dict)
+                           else RetrievedDocument(content=str(d))
+                           for d in row.get("documents", [])],
+                tool_calls=[ToolCall(**c) for c in row.get("tool_calls", [])],
+                expected_tool_calls=[ToolCall(**c) for c in row["expected_tool_calls"]]
+                if row.get("expected_tool_calls") is not None else None,
+                scenario_id=row.get("scenario_id"))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{path}:{number}: {exc}") from None
+        cases.append(Case(str(row.get("id", number)), str(row.get("scenario_type", "all")), turn,
+                          row.get("labels", {})))
+    if not cases:
+        raise ValueError(f"{path}: no turns")
+    return cases
+
+
+def turn_metrics(results: list[JudgeResult]) -> dict[str, float]:
+    """One number per metric for one turn."""
+    out: dict[str, float] = {}
+    for result in results:
+        for v in result.verdicts:
+            if v.metric == "completeness":
+                out["complete_rate"] = float(v.label == "complete")
+                out["no_answer_rate"] = float(v.label == "no_answer")
+            elif v.metric == "answer_relevance":
+                out["answer_irrelevance_rate"] = float(v.label == "irrelevant")
+            elif v.metric == "tool_calls":
+                for key in ("name_precision", "name_recall", "argument_precision",
+                            "argument_recall", "reliability"):
+                    out[f"tool_calls.{key}"] = v.details[key]
+            elif v.score is not None:
+                out[v.metric] = v.score
+    return out
+
+
+def aggregate(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Means per metric; tool-call metrics micro-averaged over every expected call."""
+    sums: dict[str, list[float]] = defaultdict(list)
+    tools = ToolCallScores()
+    seen_tools = False
+    for row in rows:
+        for metric, value in row["metrics"].items():
+            if not metric.startswith("tool_calls."):
+                sums[metric].append(value)
+        if row.get("tool_counts"):
+            seen_tools = True
+            tools.add(ToolCallScores(**row["tool_counts"]))
+    out = {metric: sum(values) / len(values) for metric, values in sorted(sums.items())}
+    if seen_tools:
+        out |= {f"tool_calls.{k}": v for k, v in tools.as_dict().items()}
+    return out
+
+
+async def judge_cases(cases: list[Case], judges: list[Judge], concurrency: int = 4
+                      ) -> list[dict[str, Any]]:
+    semaphore = asyncio.Semaphore(concurrency)
+    progress = tqdm(total=len(cases), desc="judging", unit="turn", leave=False)
+
+    async def one(case: Case) -> dict[str, Any]:
+        async with semaphore:
+            results = [await judge.judge(case.turn) for judge in judges]
+        progress.update()
+        counts = next(({k: v.details[k] for k in (
+            "expected_calls", "actual_calls", "matched_names", "expected_arguments",
+            "actual_arguments", "matched_arguments", "matched_required")}
+            for r in results for v in r.verdicts if v.metric == "tool_calls"), None)
+        return {"id": case.id, "scenario_type": case.scenario_type, "labels": case.labels,
+                "metrics": turn_metrics(results), "tool_counts": counts,
+                "verdicts": [{"judge": r.judge, "metric": v.metric, "label": v.label,
+                              "score": v.score, "rationale": v.rationale}
+                             for r in results for v in r.verdicts],
+                "cost": {"calls": sum(r.calls for r in results),
+                         "tokens": sum(r.input_tokens + r.output_tokens for r in results)}}
+
+    try:
+        return list(await asyncio.gather(*(one(case) for case in cases)))
+    finally:
+        progress.close()
+
+
+def gate(metrics: dict[str, float], minimums: dict[str, float], baseline: dict[str, float] | None,
+         max_drop: float) -> list[str]:
+    failures = []
+    for metric, minimum in minimums.items():
+        value = metrics.get(metric)
+        if value is None:
+            failures.append(f"{metric}: no value (no turn had this metric)")
+        elif metric in LOWER_IS_BETTER and value > minimum:
+            failures.append(f"{metric} = {value:.3f}, above its maximum {minimum}")
+        elif metric not in LOWER_IS_BETTER and value < minimum:
+            failures.append(f"{metric} = {value:.3f}, below its minimum {minimum}")
+    for metric, before in (baseline or {}).items():
+        now = metrics.get(metric)
+        if now is None:
+            continue
+        if metric in LOWER_IS_BETTER:  # compare the good share: 1 - rate
+            worse = (1 - now) < (1 - before) * (1 - max_drop)
+        else:
+            worse = now < before * (1 - max_drop)
+        if worse:
+            failures.append(f"{metric} = {now:.3f}, down from {before:.3f} in the baseline "
+                            f"(more than {max_drop:.0%} worse)")
+    return failures
+
+
+def build_report(rows: list[dict[str, Any]], dataset: Path, judges: list[str]) -> dict[str, Any]:
+    by_scenario = {scenario: aggregate([r for r in rows if r["scenario_type"] == scenario])
+                   for scenario in sorted({r["scenario_type"] for r in rows})}
+
+    def badness(row: dict[str, Any]) -> float:
+        m = row["metrics"]
+        return (m.get("groundedness", 1) + m.get("tool_calls.reliability", 1)
+                + (1 - m.get("no_answer_rate", 0)) + m.get("context_relevance", 1))
+
+    worst = sorted(rows, key=badness)[:10]
+    return {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "dataset": str(dataset),
+            "judges": judges, "turns": len(rows), "metrics": aggregate(rows),
+            "by_scenario": by_scenario,
+            "cost": {"calls": sum(r["cost"]["calls"] for r in rows),
+                     "tokens": sum(r["cost"]["tokens"] for r in rows)},
+            "worst": [{"id": r["id"], "scenario_type": r["scenario_type"], "metrics": r["metrics"]}
+                      for r in worst],
+            "rows": rows}
+
+
+def _bars(values: dict[str, float], width: int = 360) -> str:
+    """An inline SVG bar chart of 0..1 values (no plotting library needed)."""
+    height = 22 * len(values) + 4
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 260}" height="{height}">']
+    for i, (name, value) in enumerate(values.items()):
+        y = 22 * i + 2
+        parts.append(f'<text x="0" y="{y + 15}" font-size="13">{html.escape(name)}</text>'
+                     f'<rect x="230" y="{y}" width="{max(value, 0) * width:.0f}" height="18" '
+                     f'fill="#3b7dd8"/><text x="{236 + max(value, 0) * width:.0f}" y="{y + 15}" '
+                     f'font-size="13">{value:.3f}</text>')
+    return "".join(parts) + "</svg>"
+
+
+def write_reports(report: dict[str, Any], failures: list[str], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps({**report, "gate_failures": failures}, indent=2))
+    lines = [f"# Evaluation of {report['dataset']}", "",
+             f"{report['turns']} turns, judges: {', '.join(report['judges'])}, "
+             f"{report['cost']['calls']} LLM calls, {report['cost']['tokens']} tokens.", "",
+             "## Gates", ""]
+    lines += [f"- FAILED: {f}" for f in failures] or ["- passed"]
+    lines += ["", "## Metrics", "", "| metric | value |", "|---|---|"]
+    lines += [f"| {k} | {v:.3f} |" for k, v in report["metrics"].items()]
+    lines += ["", "## Per scenario type", ""]
+    for scenario, metrics in report["by_scenario"].items():
+        lines.append(f"- **{scenario}**: " + ", ".join(f"{k} {v:.3f}" for k, v in metrics.items()))
+    lines += ["", "## Worst cases", "", "| id | scenario | metrics |", "|---|---|---|"]
+    lines += [f"| {w['id']} | {w['scenario_type']} | "
+              + ", ".join(f"{k} {v:.2f}" for k, v in w["metrics"].items()) + " |"
+              for w in report["worst"]]
+    (out / "report.md").write_text("\n".join(lines) + "\n")
+    sections = [f"<h1>Evaluation of {html.escape(report['dataset'])}</h1>",
+                f"<p>{report['turns']} turns; judges {html.escape(', '.join(report['judges']))}</p>",
+                "<h2>Gates</h2><ul>" + ("".join(f"<li><b>FAILED</b> {html.escape(f)}</li>"
+                                                for f in failures) or "<li>passed</li>") + "</ul>",
+                "<h2>Metrics</h2>" + _bars(report["metrics"])]
+    for scenario, metrics in report["by_scenario"].items():
+        sections.append(f"<h3>{html.escape(scenario)}</h3>" + _bars(metrics))
+    sections.append("<h2>Worst cases</h2><table><tr><th>id</th><th>scenario</th><th>metrics</th>"
+                    "</tr>" + "".join(
+                        f"<tr><td>{html.escape(w['id'])}</td><td>{html.escape(w['scenario_type'])}"
+                        f"</td><td>{html.escape(json.dumps(w['metrics']))}</td></tr>"
+                        for w in report["worst"]) + "</table>")
+    (out / "report.html").write_text("<!doctype html><meta charset='utf-8'><title>Evaluation"
+                                     "</title><body style='font-family:sans-serif'>"
+                                     + "".join(sections) + "</body>")

@@ -1,0 +1,73 @@
+"""`assistant-monitor eval`: a golden dataset judged offline (scripted judge server, real HTTP),
+reports written, and the CI gate: a regressed assistant fails against the baseline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests import traffic
+from tests.fakes.judge_model import judge_model
+from tests.fakes.openai_server import ScriptedOpenAIServer
+
+
+def dataset(path: Path, regressed: bool) -> Path:
+    rows = []
+    for i, case in enumerate(traffic.GROUNDED * 2):
+        bad = regressed and i % 2 == 0
+        answer = traffic.INVENTED[i % 4].answer if bad else case.answer
+        rows.append({
+            "id": f"case-{i}", "scenario_type": "refunds" if i % 2 else "support",
+            "question": f"{case.question} (case {i})",  # unique: no verdict cache hits
+            "documents": [{"content": d} for d in case.documents],
+            "answer": answer,
+            "tool_calls": [{"name": "lookup_order", "arguments": {"order_id": str(7 if bad else i)}}],
+            "expected_tool_calls": [{"name": "lookup_order", "arguments": {"order_id": i}}]})
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def run_eval(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "monitor", "eval", *args], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+
+
+def test_eval_gates_a_regression_against_the_baseline(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(judge_model) as server:
+        config = tmp_path / "eval.yaml"
+        config.write_text(f"judging:\n  llm:\n    endpoints:\n      - {{name: judge, base_url: "
+                          f"'{server.base_url}', model: m, max_retries: 0}}\n")
+        good = run_eval(tmp_path, "--dataset", str(dataset(tmp_path / "good.jsonl", False)),
+                        "--config", str(config), "--out", "baseline",
+                        "--min", "groundedness=0.9", "--min", "tool_calls.reliability=0.9")
+        assert good.returncode == 0, good.stderr
+        baseline = json.loads((tmp_path / "baseline/report.json").read_text())
+        assert baseline["turns"] == 8 and baseline["gate_failures"] == []
+        assert baseline["metrics"]["groundedness"] == 1.0
+        assert baseline["metrics"]["tool_calls.reliability"] == 1.0
+        assert baseline["cost"]["calls"] == 16  # context relevance + answer, per turn
+        assert set(baseline["by_scenario"]) == {"support", "refunds"}
+
+        bad = run_eval(tmp_path, "--dataset", str(dataset(tmp_path / "bad.jsonl", True)),
+                       "--config", str(config), "--out", "regressed",
+                       "--baseline", "baseline/report.json")
+    assert bad.returncode == 1
+    assert "GATE FAILED: groundedness = 0.500, down from 1.000" in bad.stderr
+    assert "GATE FAILED: tool_calls.reliability = 0.750, down from 1.000" in bad.stderr
+    report = json.loads((tmp_path / "regressed/report.json").read_text())
+    assert report["metrics"]["tool_calls.argument_recall"] == 0.5
+    assert report["by_scenario"]["support"]["groundedness"] == 0.0
+    assert report["by_scenario"]["refunds"]["groundedness"] == 1.0
+    assert {w["scenario_type"] for w in report["worst"][:4]} == {"support"}
+    markdown = (tmp_path / "regressed/report.md").read_text()
+    assert "FAILED: groundedness" in markdown and "| tool_calls.reliability | 0.750 |" in markdown
+    assert "<svg" in (tmp_path / "regressed/report.html").read_text()
+
+
+def test_eval_names_a_bad_dataset_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"question": "q", "answer": "a"}\n{"question": "q", "tool_calls": 5}\n')
+    done = run_eval(tmp_path, "--dataset", str(path))
+    assert done.returncode == 2 and "broken.jsonl:2" in done.stderr
