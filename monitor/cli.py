@@ -256,6 +256,45 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def cmd_generate(args: argparse.Namespace) -> int:
+    from monitor.golden import generate, write
+
+    try:
+        count = write(generate(Path(args.templates)), Path(args.out))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"assistant-monitor: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {count} scenarios to {args.out}")
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    import openai
+
+    from monitor.simulate import simulate
+
+    scenarios = [json.loads(line) for line in Path(args.scenarios).read_text().splitlines()
+                 if line.strip()]
+    tools = json.loads(Path(args.tools).read_text())
+
+    async def run() -> list[dict[str, Any]]:
+        user = openai.AsyncOpenAI(base_url=args.user_base_url, api_key=args.api_key)
+        target = openai.AsyncOpenAI(base_url=args.target_base_url, api_key=args.api_key)
+        try:
+            return [await simulate(s, user, args.user_model, target, args.target_model, tools,
+                                   args.max_turns) for s in scenarios]
+        finally:
+            await user.close()
+            await target.close()
+
+    rows = asyncio.run(run())
+    with open(args.out, "w") as out:
+        for row in rows:
+            out.write(json.dumps(row) + "\n")
+    print(f"wrote {len(rows)} conversations to {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="assistant-monitor", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -297,6 +336,21 @@ def main(argv: list[str] | None = None) -> int:
                           help="relative drop against the baseline that fails (default 0.05)")
     evaluate.add_argument("--concurrency", type=int, default=4)
     evaluate.set_defaults(func=cmd_eval)
+    gen = sub.add_parser("generate-dataset", help="scenario templates + CSV data -> golden JSONL")
+    gen.add_argument("--templates", required=True)
+    gen.add_argument("--out", required=True)
+    gen.set_defaults(func=cmd_generate)
+    sim = sub.add_parser("simulate", help="drive a chatbot through scenarios with an LLM user")
+    sim.add_argument("--scenarios", required=True, help="JSONL from generate-dataset")
+    sim.add_argument("--tools", required=True, help="JSON list of OpenAI tool definitions")
+    sim.add_argument("--user-base-url", required=True)
+    sim.add_argument("--user-model", required=True)
+    sim.add_argument("--target-base-url", required=True)
+    sim.add_argument("--target-model", required=True)
+    sim.add_argument("--api-key", default="unused")
+    sim.add_argument("--max-turns", type=int, default=8)
+    sim.add_argument("--out", required=True)
+    sim.set_defaults(func=cmd_simulate)
     args = parser.parse_args(argv)
     return int(args.func(args))
 
