@@ -256,6 +256,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from monitor import calibrate
+    from monitor.emit.metrics import Metrics
+    from monitor.evaluate import load_dataset
+
+    settings = _settings(args)
+    _logging(settings)
+    try:
+        cases = load_dataset(Path(args.dataset))
+    except (OSError, ValueError) as exc:
+        print(f"assistant-monitor: {exc}", file=sys.stderr)
+        return 2
+    if not any(c.labels for c in cases):
+        print(f"assistant-monitor: {args.dataset}: no item has human labels", file=sys.stderr)
+        return 2
+    report = calibrate.run(cases, settings, Metrics())
+    calibrate.write_calibration(report, Path(args.out))
+    print((Path(args.out) / "calibration.md").read_text())
+    return 0
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     from monitor.golden import generate, write
 
@@ -336,6 +357,11 @@ def main(argv: list[str] | None = None) -> int:
                           help="relative drop against the baseline that fails (default 0.05)")
     evaluate.add_argument("--concurrency", type=int, default=4)
     evaluate.set_defaults(func=cmd_eval)
+    cal = sub.add_parser("calibrate", help="measure the judges against human labels")
+    cal.add_argument("--dataset", required=True, help="JSONL turns with human `labels`")
+    cal.add_argument("--config", help="YAML configuration file (the judges)")
+    cal.add_argument("--out", default="calibration", help="folder for the report")
+    cal.set_defaults(func=cmd_calibrate)
     gen = sub.add_parser("generate-dataset", help="scenario templates + CSV data -> golden JSONL")
     gen.add_argument("--templates", required=True)
     gen.add_argument("--out", required=True)

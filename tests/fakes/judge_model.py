@@ -80,7 +80,8 @@ def judge_model(request: dict[str, Any]) -> Reply:
     else:
         answer = _field(data, "Answer", None)
         docs = " ".join(_numbered(data))
-        declines = bool(re.search(r"could not find|don't know|cannot answer", answer, re.I))
+        declines = bool(re.search(r"could not find|don.t know|cannot answer|don.t have inform"
+                                  r"|not mentioned", answer, re.I))
         claims = []
         for sentence in filter(None, (s.strip() for s in re.split(r"(?<=[.!?])\s+", answer))):
             if re.match(r"(happy to help|hope this helps|sure)", sentence, re.I) or declines:

@@ -1,0 +1,254 @@
+"""How well do the judges agree with people? And the cheap evaluators, fused without an LLM?
+
+    assistant-monitor calibrate --dataset labelled.jsonl [--config judges.yaml] --out calibration/
+
+Each line is an `eval` dataset turn with human `labels`, one value or one per rater:
+
+    {"question": "...", "documents": [...], "answer": "...",
+     "labels": {"completeness": ["complete", "incomplete"], "answer_relevance": "relevant",
+                "groundedness": [1.0, 0.5], "context_relevance": 0.5}}
+
+Every configured judge is run alone (and as a panel when there are several; self-consistency
+samples as configured), and the assistant evaluators are computed with the local judge. For each
+metric the report gives, per judge: agreement rate, Cohen's kappa and the confusion matrix
+against the human majority (labels), Kendall tau and Spearman rho against the human mean
+(scores and ordered labels), Krippendorff's alpha with the judge as one more rater; the humans'
+own alpha and pairwise agreement (the ceiling); and the Fusion-Eval baselines without an LLM:
+AVG (mean of the plan's evaluators), LLMSel (the evaluator the plan selects) and CorrW
+(all evaluators weighted by their Spearman correlation with the human labels; the weights are
+reported).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from scipy import stats
+
+from monitor.agreement import (
+    agreement_rate,
+    cohen_kappa,
+    confusion,
+    krippendorff_alpha,
+    pairwise_human_agreement,
+    rank_correlations,
+)
+from monitor.evaluate import Case
+from monitor.judges.base import Judge, JudgeResult
+
+LABELS = {"answer_relevance": ["relevant", "irrelevant"],
+          "completeness": ["complete", "incomplete", "no_answer"]}
+ORDER = {"relevant": 1.0, "irrelevant": 0.0, "complete": 1.0, "incomplete": 0.5, "no_answer": 0.0}
+
+# Fusion-Eval's plan: which assistant evaluator informs which criterion (first: the selected one).
+PLAN: dict[str, list[str]] = {
+    "answer_relevance": ["answer_similarity"],
+    "completeness": ["answered", "answer_similarity"],
+    "groundedness": ["claim_support", "lexical_support"],
+    "context_relevance": ["context_share"],
+}
+EVALUATORS = ["answer_similarity", "answered", "claim_support", "lexical_support",
+              "context_share"]
+
+
+def evaluator_scores(local: JudgeResult) -> dict[str, float]:
+    """The assistant evaluators of a turn, from the local judge's verdict details (ranges:
+    answer_similarity -1..1 cosine; the others 0..1)."""
+    out: dict[str, float] = {}
+    completeness = local.get("completeness")
+    if completeness is not None:
+        out["answered"] = 0.0 if completeness.label == "no_answer" else 1.0
+    relevance = local.get("answer_relevance")
+    if relevance is not None:
+        out["answer_similarity"] = relevance.details["similarity"]
+    context = local.get("context_relevance")
+    if context is not None and context.score is not None:
+        out["context_share"] = context.score
+    grounded = local.get("groundedness")
+    if grounded is not None and grounded.score is not None:
+        out["claim_support"] = grounded.score
+        lexical = [c["lexical"] for c in grounded.details["claims"] if "lexical" in c]
+        out["lexical_support"] = sum(lexical) / len(lexical) if lexical else 1.0
+    return out
+
+
+def _human(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _majority(values: list[Any]) -> Any:
+    return Counter(values).most_common(1)[0][0]
+
+
+def _numeric(value: Any) -> float:
+    return ORDER[value] if isinstance(value, str) else float(value)
+
+
+def _judge_value(result: JudgeResult, metric: str) -> Any:
+    verdict = result.get(metric)  # type: ignore[arg-type]
+    if verdict is None:
+        return None
+    return verdict.label if verdict.label is not None else verdict.score
+
+
+def _percentiles(values: list[float]) -> list[float]:
+    ranks = stats.rankdata(values)
+    return [float((r - 1) / (len(values) - 1)) if len(values) > 1 else 0.5 for r in ranks]
+
+
+def baselines(metric: str, evaluators: list[dict[str, float]], human: list[float]
+              ) -> dict[str, Any]:
+    """AVG, LLMSel and CorrW scores for one criterion, and their rank correlation with people."""
+    usable = [i for i, e in enumerate(evaluators) if all(k in e for k in PLAN[metric])]
+    if len(usable) < 3:
+        return {}
+    normal = {name: _percentiles([evaluators[i].get(name, 0.0) for i in usable])
+              for name in EVALUATORS}
+    truth = [human[i] for i in usable]
+    weights = {}
+    for name in EVALUATORS:
+        values = normal[name]
+        rho = rank_correlations(values, truth)["spearman_rho"]
+        weights[name] = max(rho, 0.0) if not math.isnan(rho) else 0.0
+    total = sum(weights.values()) or 1.0
+    scored = {
+        "AVG": [sum(normal[n][j] for n in PLAN[metric]) / len(PLAN[metric])
+                for j in range(len(usable))],
+        "LLMSel": normal[PLAN[metric][0]],
+        "CorrW": [sum(weights[n] * normal[n][j] for n in EVALUATORS) / total
+                  for j in range(len(usable))],
+    }
+    return {"items": len(usable),
+            "corrw_weights": {n: round(w / total, 4) for n, w in weights.items()},
+            **{name: rank_correlations(values, truth) for name, values in scored.items()}}
+
+
+def metric_report(metric: str, cases: list[Case], results: dict[str, list[JudgeResult]],
+                  evaluators: list[dict[str, float]]) -> dict[str, Any]:
+    rated = [i for i, c in enumerate(cases) if metric in c.labels]
+    humans = [_human(cases[i].labels[metric]) for i in rated]
+    labelled = metric in LABELS
+    truth = [_majority(h) if labelled else sum(map(float, h)) / len(h) for h in humans]
+    out: dict[str, Any] = {"items": len(rated)}
+    if any(len(h) > 1 for h in humans):
+        width = max(len(h) for h in humans)
+        padded = [h + [None] * (width - len(h)) for h in humans]
+        out["humans"] = {"krippendorff_alpha": krippendorff_alpha(padded) if labelled else None,
+                         "pairwise_agreement": pairwise_human_agreement(padded)
+                         if labelled else None}
+    out["judges"] = {}
+    for name, per_case in results.items():
+        pairs = [(truth[k], _judge_value(per_case[i], metric)) for k, i in enumerate(rated)]
+        pairs = [(t, j) for t, j in pairs if j is not None]
+        if not pairs:
+            continue
+        t, j = zip(*pairs, strict=True)
+        row: dict[str, Any] = {"items": len(pairs),
+                               **rank_correlations([_numeric(x) for x in j],
+                                                   [_numeric(x) for x in t])}
+        if labelled:
+            row |= {"agreement": agreement_rate(t, j), "cohen_kappa": cohen_kappa(t, j),
+                    "labels": LABELS[metric], "confusion": confusion(t, j, LABELS[metric])}
+            with_judge = [h + [per_case[i].get(metric).label]  # type: ignore[union-attr]
+                          for h, i in zip(humans, rated, strict=True)
+                          if per_case[i].get(metric) is not None]  # type: ignore[arg-type]
+            row["krippendorff_alpha_with_humans"] = krippendorff_alpha(
+                [h + [None] * (max(map(len, with_judge)) - len(h)) for h in with_judge])
+        out["judges"][name] = row
+    fused = baselines(metric, [evaluators[i] for i in rated], [_numeric(x) for x in truth])
+    if fused:
+        out["baselines"] = fused
+    return out
+
+
+async def run_judges(cases: list[Case], judges: dict[str, Judge]) -> dict[str, list[JudgeResult]]:
+    return {name: [await judge.judge(case.turn) for case in cases]
+            for name, judge in judges.items()}
+
+
+def calibration_report(cases: list[Case], results: dict[str, list[JudgeResult]],
+                       local: list[JudgeResult]) -> dict[str, Any]:
+    evaluators = [evaluator_scores(r) for r in local]
+    metrics = sorted({m for c in cases for m in c.labels})
+    return {"items": len(cases), "judges": list(results), "plan": PLAN,
+            "metrics": {m: metric_report(m, cases, results, evaluators) for m in metrics}}
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def write_calibration(report: dict[str, Any], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "calibration.json").write_text(json.dumps(report, indent=2, default=str))
+    lines = [f"# Judge calibration: {report['items']} labelled items", ""]
+    for metric, m in report["metrics"].items():
+        lines += [f"## {metric} ({m['items']} items)", ""]
+        if "humans" in m and m["humans"]["krippendorff_alpha"] is not None:
+            lines.append(f"Humans: Krippendorff's alpha {_fmt(m['humans']['krippendorff_alpha'])}, "
+                         f"pairwise agreement {_fmt(m['humans']['pairwise_agreement'])} "
+                         "(the ceiling).")
+            lines.append("")
+        lines += ["| judge | agreement | kappa | alpha with humans | Kendall tau | Spearman |",
+                  "|---|---|---|---|---|---|"]
+        for name, row in m["judges"].items():
+            lines.append(f"| {name} | {_fmt(row.get('agreement', '-'))} | "
+                         f"{_fmt(row.get('cohen_kappa', '-'))} | "
+                         f"{_fmt(row.get('krippendorff_alpha_with_humans', '-'))} | "
+                         f"{_fmt(row['kendall_tau'])} | {_fmt(row['spearman_rho'])} |")
+        for name, b in m.get("baselines", {}).items():
+            if isinstance(b, dict) and "spearman_rho" in b:
+                lines.append(f"| {name} (no LLM) | - | - | - | {_fmt(b['kendall_tau'])} | "
+                             f"{_fmt(b['spearman_rho'])} |")
+        if "baselines" in m:
+            lines += ["", "CorrW weights: " + ", ".join(
+                f"{k} {v}" for k, v in m["baselines"]["corrw_weights"].items())]
+        for name, row in m["judges"].items():
+            if "confusion" in row:
+                lines += ["", f"Confusion ({name}; rows: people, columns: judge; "
+                          f"{' / '.join(row['labels'])}): {row['confusion']}"]
+        lines.append("")
+    (out / "calibration.md").write_text("\n".join(lines) + "\n")
+
+
+def judge_variants(settings: Any, metrics: Any) -> dict[str, Judge]:
+    """Each configured endpoint alone, and the panel of all of them; or the local judge."""
+    from monitor.app import build_judge
+    from monitor.judges.llm import LLMJudge
+    from monitor.judges.panel import PanelJudge
+
+    llm = settings.judging.llm
+    if not llm.endpoints:
+        return {"local": build_judge(settings, metrics)}
+    judges: dict[str, Judge] = {e.name: LLMJudge(e, llm, metrics) for e in llm.endpoints}
+    if len(judges) > 1:
+        judges["panel"] = PanelJudge([LLMJudge(e, llm, metrics) for e in llm.endpoints],
+                                     llm.aggregate)
+    return judges
+
+
+def run(cases: list[Case], settings: Any, metrics: Any) -> dict[str, Any]:
+    from monitor.judges.local import LocalJudge
+
+    judges = judge_variants(settings, metrics)
+    local = judges.get("local") or LocalJudge(settings.judging.local)
+
+    async def go() -> tuple[dict[str, list[JudgeResult]], list[JudgeResult]]:
+        try:
+            results = await run_judges(cases, judges)
+            local_results = (results["local"] if "local" in results
+                             else [await local.judge(c.turn) for c in cases])
+            return results, local_results
+        finally:
+            for judge in judges.values():
+                close = getattr(judge, "aclose", None)
+                if close is not None:
+                    await close()
+
+    results, local_results = asyncio.run(go())
+    return calibration_report(cases, results, local_results)
