@@ -53,7 +53,13 @@ def build_judge(settings: Settings, metrics: Metrics) -> Judge:
     from monitor.judges.llm import LLMJudge
     from monitor.judges.panel import PanelJudge
 
-    judges: list[Judge] = [LLMJudge(endpoint, llm, metrics) for endpoint in llm.endpoints]
+    evaluators = None
+    if llm.fusion:
+        from monitor.judges.local import LocalJudge
+
+        evaluators = LocalJudge(settings.judging.local)
+    judges: list[Judge] = [LLMJudge(endpoint, llm, metrics, evaluators)
+                           for endpoint in llm.endpoints]
     return judges[0] if len(judges) == 1 else PanelJudge(judges, llm.aggregate)
 
 

@@ -40,42 +40,11 @@ from monitor.agreement import (
 )
 from monitor.evaluate import Case
 from monitor.judges.base import Judge, JudgeResult
+from monitor.judges.fusion import EVALUATORS, PLAN, evaluator_scores
 
 LABELS = {"answer_relevance": ["relevant", "irrelevant"],
           "completeness": ["complete", "incomplete", "no_answer"]}
 ORDER = {"relevant": 1.0, "irrelevant": 0.0, "complete": 1.0, "incomplete": 0.5, "no_answer": 0.0}
-
-# Fusion-Eval's plan: which assistant evaluator informs which criterion (first: the selected one).
-PLAN: dict[str, list[str]] = {
-    "answer_relevance": ["answer_similarity"],
-    "completeness": ["answered", "answer_similarity"],
-    "groundedness": ["claim_support", "lexical_support"],
-    "context_relevance": ["context_share"],
-}
-EVALUATORS = ["answer_similarity", "answered", "claim_support", "lexical_support",
-              "context_share"]
-
-
-def evaluator_scores(local: JudgeResult) -> dict[str, float]:
-    """The assistant evaluators of a turn, from the local judge's verdict details (ranges:
-    answer_similarity -1..1 cosine; the others 0..1)."""
-    out: dict[str, float] = {}
-    completeness = local.get("completeness")
-    if completeness is not None:
-        out["answered"] = 0.0 if completeness.label == "no_answer" else 1.0
-    relevance = local.get("answer_relevance")
-    if relevance is not None:
-        out["answer_similarity"] = relevance.details["similarity"]
-    context = local.get("context_relevance")
-    if context is not None and context.score is not None:
-        out["context_share"] = context.score
-    grounded = local.get("groundedness")
-    if grounded is not None and grounded.score is not None:
-        out["claim_support"] = grounded.score
-        lexical = [c["lexical"] for c in grounded.details["claims"] if "lexical" in c]
-        out["lexical_support"] = sum(lexical) / len(lexical) if lexical else 1.0
-    return out
-
 
 def _human(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
@@ -225,10 +194,16 @@ def judge_variants(settings: Any, metrics: Any) -> dict[str, Judge]:
     llm = settings.judging.llm
     if not llm.endpoints:
         return {"local": build_judge(settings, metrics)}
-    judges: dict[str, Judge] = {e.name: LLMJudge(e, llm, metrics) for e in llm.endpoints}
+    evaluators = None
+    if llm.fusion:
+        from monitor.judges.local import LocalJudge
+
+        evaluators = LocalJudge(settings.judging.local)
+    judges: dict[str, Judge] = {e.name: LLMJudge(e, llm, metrics, evaluators)
+                                for e in llm.endpoints}
     if len(judges) > 1:
-        judges["panel"] = PanelJudge([LLMJudge(e, llm, metrics) for e in llm.endpoints],
-                                     llm.aggregate)
+        judges["panel"] = PanelJudge([LLMJudge(e, llm, metrics, evaluators)
+                                      for e in llm.endpoints], llm.aggregate)
     return judges
 
 

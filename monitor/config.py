@@ -228,6 +228,7 @@ class LLMJudgingSettings(_Section):
     redact: bool = True  # replace e-mails, phone and card numbers, keys... before prompting
     parse_retries: int = Field(1, ge=0, le=3)  # re-asks after an unparseable verdict
     cache_size: int = Field(20_000, ge=0)  # verdicts cached by content hash
+    fusion: bool = False  # Fusion-Eval: give the judge the local evaluators' scores and plan
     circuit_breaker: CircuitBreakerSettings = CircuitBreakerSettings()
 
     @model_validator(mode="after")

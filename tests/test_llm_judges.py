@@ -358,3 +358,26 @@ def test_endpoint_outside_the_allow_list_is_refused_at_start_up(tmp_path) -> Non
     for inside in ("http://127.0.0.1:8000/v1", "http://vllm.judges.svc.cluster.local/v1",
                    "http://10.2.3.4:11434/v1"):
         LLMJudgingSettings(endpoints=[{"name": "x", "base_url": inside, "model": "m"}])
+
+
+async def test_fusion_hands_the_evaluator_scores_and_plan_to_the_judge() -> None:
+    from monitor.config import LocalJudgeSettings
+    from monitor.judges.local import LocalJudge
+
+    with ScriptedOpenAIServer(judge_model) as server:
+        settings = LLMJudgingSettings(endpoints=[LLMEndpointSettings(
+            name="fused", base_url=server.base_url, model="m", max_retries=0)], fusion=True)
+        judge = LLMJudge(settings.endpoints[0], settings, Metrics(CollectorRegistry()),
+                         evaluators=LocalJudge(LocalJudgeSettings()))
+        _made.append(judge)
+        result = await judge.judge(rag_turn())
+        answer_request = next(r for r in server.requests
+                              if r["response_format"]["json_schema"]["name"] == "answer")
+    user = answer_request["messages"][1]["content"]
+    data_end = user.index("</data-")
+    scores_at = user.index("Assistant evaluator scores")
+    assert scores_at > data_end  # our scores, outside the trace content
+    assert "- answer_similarity = 0." in user and "- claim_support = " in user
+    assert "Plan: answer_relevance <- answer_similarity; completeness <- answered" in user
+    assert "answer@1+fusion" in result.prompt_version
+    assert result.get("completeness").label == "complete"

@@ -26,7 +26,8 @@ import openai
 
 from monitor.config import CircuitBreakerSettings, LLMEndpointSettings, LLMJudgingSettings
 from monitor.emit.metrics import Metrics
-from monitor.judges.base import JudgeError, JudgeResult, JudgeUnavailable, Verdict
+from monitor.judges.base import Judge, JudgeError, JudgeResult, JudgeUnavailable, Verdict
+from monitor.judges.fusion import evaluator_scores, fusion_block
 from monitor.judges.prompts import PROMPTS, ParseError, Prompt, parse
 from monitor.judges.redact import Redactor
 from monitor.model import AssistantTurn
@@ -174,8 +175,10 @@ def _numbered(items: list[str]) -> str:
 
 class LLMJudge:
     def __init__(self, endpoint: LLMEndpointSettings, settings: LLMJudgingSettings,
-                 metrics: Metrics) -> None:
+                 metrics: Metrics, evaluators: Judge | None = None) -> None:
+        """`evaluators`: the local judge, whose scores the prompt gets (Fusion-Eval)."""
         self.name = endpoint.name
+        self.evaluators = evaluators
         self.settings = settings
         self.endpoint = Endpoint(endpoint, settings.circuit_breaker, metrics)
         self.metrics = metrics
@@ -185,10 +188,10 @@ class LLMJudge:
         await self.endpoint.client.close()
 
     async def _ask(self, prompt: Prompt, usage: Usage, items: int | None = None,
-                   **values: str) -> Any:
+                   extra: str | None = None, **values: str) -> Any:
         """One verdict from the endpoint, re-asked (bounded) when the reply does not parse.
         `items`: how many documents or calls the verdict must label, in order."""
-        messages = prompt.render(**values)
+        messages = prompt.render(extra, **values)
         for attempt in range(self.settings.parse_retries + 1):
             text = await self.endpoint.complete(prompt, messages, usage, items)
             try:
@@ -206,9 +209,11 @@ class LLMJudge:
         raise AssertionError("unreachable")
 
     async def _sampled(self, prompt: Prompt, usage: Usage, items: int | None = None,
-                       **values: str) -> list[Any]:
+                       extra: str | None = None, **values: str) -> list[Any]:
         samples = self.endpoint.settings.samples
-        return list(await asyncio.gather(*(self._ask(prompt, usage, items, **values)
+        if extra:
+            usage.prompts.add(f"{prompt.tag}+fusion")
+        return list(await asyncio.gather(*(self._ask(prompt, usage, items, extra, **values)
                                            for _ in range(samples))))
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
@@ -217,11 +222,13 @@ class LLMJudge:
         question = redact(turn.question) or ""
         docs = _documents(turn, redact)  # type: ignore[arg-type]
         usage = Usage()
+        scores = (evaluator_scores(await self.evaluators.judge(turn))
+                  if self.evaluators is not None else None)
         tasks = []
         if question and docs:
-            tasks.append(self._context_relevance(question, docs, usage))
+            tasks.append(self._context_relevance(question, docs, usage, scores))
         if question:
-            tasks.append(self._answer(question, docs, redact(turn.answer) or "", usage))
+            tasks.append(self._answer(question, docs, redact(turn.answer) or "", usage, scores))
         if question and turn.tool_calls and turn.expected_tool_calls is None:
             # With expected calls the reference-based judge applies instead.
             tasks.append(self._tool_use(question, turn, redact, usage))  # type: ignore[arg-type]
@@ -231,15 +238,16 @@ class LLMJudge:
                            latency_s=time.perf_counter() - start,
                            prompt_version=";".join(sorted(usage.prompts)) or None)
 
-    async def _context_relevance(self, question: str, docs: list[str], usage: Usage
-                                 ) -> list[Verdict]:
+    async def _context_relevance(self, question: str, docs: list[str], usage: Usage,
+                                 scores: dict[str, float] | None = None) -> list[Verdict]:
         prompt = PROMPTS["context_relevance"]
         model = self.endpoint.settings.model
         keys = [self.cache.key(prompt.tag, model, question, doc) for doc in docs]
         labels: list[tuple[str, str] | None] = [self.cache.get(k) for k in keys]
         todo = [i for i, label in enumerate(labels) if label is None]
         if todo:
-            outputs = await self._sampled(prompt, usage, len(todo), question=question,
+            extra = fusion_block(scores, ["context_relevance"]) if scores else None
+            outputs = await self._sampled(prompt, usage, len(todo), extra, question=question,
                                           documents=_numbered([docs[i] for i in todo]),
                                           count=str(len(todo)))
             for position, i in enumerate(todo):
@@ -253,13 +261,16 @@ class LLMJudge:
                         details={"documents": [{"index": i + 1, "label": label, "reasoning": why}
                                                for i, (label, why) in enumerate(labels)]})]  # type: ignore[misc]
 
-    async def _answer(self, question: str, docs: list[str], answer: str, usage: Usage
-                      ) -> list[Verdict]:
+    async def _answer(self, question: str, docs: list[str], answer: str, usage: Usage,
+                      scores: dict[str, float] | None = None) -> list[Verdict]:
         prompt = PROMPTS["answer"]
-        key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, docs, answer)
+        key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, docs, answer,
+                             bool(scores))
         outputs = self.cache.get(key)
         if outputs is None:
-            outputs = await self._sampled(prompt, usage, question=question,
+            extra = fusion_block(scores, ["answer_relevance", "completeness", "groundedness"]) \
+                if scores else None
+            outputs = await self._sampled(prompt, usage, None, extra, question=question,
                                           documents=_numbered(docs), answer=answer or "(empty)")
             self.cache.put(key, outputs)
         relevance, relevance_agreement = majority([o.answer_relevance.label for o in outputs])

@@ -89,10 +89,14 @@ class Prompt:
     def tag(self) -> str:
         return f"{self.name}@{self.version}"
 
-    def render(self, **values: str) -> list[dict[str, str]]:
+    def render(self, extra: str | None = None, **values: str) -> list[dict[str, str]]:
+        """`extra`: our own text (Fusion-Eval's scores and plan), after the data block."""
         nonce = secrets.token_hex(4)
+        user = self.user.safe_substitute(nonce=nonce, **values)
+        if extra:
+            user = f"{user}\n{extra}\n"
         return [{"role": "system", "content": self.system.safe_substitute(nonce=nonce)},
-                {"role": "user", "content": self.user.safe_substitute(nonce=nonce, **values)}]
+                {"role": "user", "content": user}]
 
     def response_format(self, mode: str, count: int | None = None) -> dict[str, Any] | None:
         """`count`: the exact number of items the output's list must have (one per document or
