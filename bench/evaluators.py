@@ -1,0 +1,101 @@
+"""The local assistant evaluators against labelled data, train and test kept apart.
+
+    pip install --no-deps bfcl-eval
+    python bench/evaluators.py --bigbench bigbench-1.0.0.tar.gz
+
+- summary factuality (bigbench factuality_of_summary, CNN/DM and XSum): each source comes with
+  candidate summaries, one of them labelled factual; the evaluator is the local judge's
+  groundedness of a candidate against its source;
+- tool relevance (BFCL's live_relevance: a function should be called; irrelevance and
+  live_irrelevance: none should): the evaluator is the best e5 similarity between the user's
+  question and an offered function's name and description;
+- VitaminC claim support, context and answer relevance, the no-answer detector: see
+  bench/calibrate_local.py (same splits).
+A threshold is fitted on the train half (by hash of the source or question) and balanced accuracy
+is reported on the test half.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tarfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from bfcl_agreement import data_dir, load  # noqa: E402
+from calibrate_local import TASKS, balanced_accuracy, best_threshold, is_train  # noqa: E402
+
+from monitor.config import LocalJudgeSettings  # noqa: E402
+from monitor.judges.local import LocalJudge  # noqa: E402
+from monitor.model import AssistantTurn, RetrievedDocument  # noqa: E402
+
+
+def summaries(bigbench: Path, name: str, limit: int) -> list[tuple[str, str, int]]:
+    with tarfile.open(bigbench) as archive:
+        member = archive.extractfile(f"{TASKS}/factuality_of_summary/{name}.json")
+        assert member is not None
+        lines = member.read().decode().splitlines()[2:]  # two canary lines
+    rows = []
+    for line in lines[:limit]:
+        item = json.loads(line)
+        for i, candidate in enumerate(item["list_candidates"]):
+            rows.append((item["source"], candidate, int(i == item["lbl"])))
+    return rows
+
+
+def report(name: str, scores: np.ndarray, labels: np.ndarray, train: np.ndarray) -> None:
+    threshold = best_threshold(scores[train], labels[train])
+    predicted = (scores >= threshold).astype(int)
+    print(f"{name:34} threshold {threshold:6.3f}  balanced accuracy train "
+          f"{balanced_accuracy(labels[train], predicted[train]):.3f}  test "
+          f"{balanced_accuracy(labels[~train], predicted[~train]):.3f}  "
+          f"(test n={int((~train).sum())}, {int(labels[~train].sum())} positive)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bigbench", type=Path, required=True)
+    parser.add_argument("--summaries", type=int, default=150, help="sources per dataset")
+    parser.add_argument("--irrelevant", type=int, default=400, help="irrelevance items used")
+    args = parser.parse_args()
+    judge = LocalJudge(LocalJudgeSettings())
+
+    for dataset in ("cnn_dm", "xsum"):
+        rows = summaries(args.bigbench, dataset, args.summaries)
+        scores = []
+        for source, candidate, _ in rows:
+            result = judge.judge_sync(AssistantTurn(
+                trace_id="0" * 32, question="Summarise the article.", answer=candidate,
+                documents=[RetrievedDocument(content=source)]))
+            grounded = result.get("groundedness")
+            scores.append(grounded.score if grounded is not None else 1.0)
+        report(f"summary groundedness ({dataset})", np.array(scores),
+               np.array([r[2] for r in rows]), np.array([is_train(r[0]) for r in rows]))
+
+    data = data_dir()
+    relevant = load(data / "BFCL_v4_live_relevance.json")
+    irrelevant = load(data / "BFCL_v4_irrelevance.json") + load(
+        data / "BFCL_v4_live_irrelevance.json")
+    random.Random(5).shuffle(irrelevant)
+    items = [(r, 1) for r in relevant] + [(r, 0) for r in irrelevant[: args.irrelevant]]
+    items = [(item, label) for item, label in items if item.get("function")]
+    scores = []
+    for item, _ in items:
+        question = " ".join(m["content"] for turn in item["question"] for m in turn
+                            if m["role"] == "user")
+        functions = [f"{f['name']}: {f.get('description', '')}" for f in item["function"]]
+        scores.append(float(np.max(judge.embedder.passage(functions)
+                                   @ judge.embedder.query([question])[0])))
+    report("tool relevance (BFCL)", np.array(scores), np.array([label for _, label in items]),
+           np.array([is_train(json.dumps(item["question"])) for item, _ in items]))
+
+
+if __name__ == "__main__":
+    main()
