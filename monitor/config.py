@@ -168,13 +168,14 @@ class SamplingSettings(_Section):
 
 class LocalJudgeSettings(_Section):
     """Thresholds of the offline evaluators, fitted by bench/calibrate_local.py (VitaminC and
-    TruthfulQA from bigbench; test balanced accuracy 0.97, 0.95 and 0.64 for claim support)."""
+    TruthfulQA from bigbench; test balanced accuracy 0.97 and 0.95), and the claim-support
+    classifier trained by bench/train_groundedness.py (VitaminC, test balanced accuracy 0.63)."""
 
     context_relevance_threshold: float = 0.79  # cosine(question, document), multilingual-e5-small
     answer_relevance_threshold: float = 0.81  # cosine(question, answer)
-    # A claim is inferable when sigmoid(bias + w_lexical·lexical + w_cosine·cosine) >= 0.5, with
-    # lexical = share of its content words in the best document, cosine = best e5 similarity.
-    claim_support_weights: tuple[float, float, float] = (-3.42, 2.65, 2.26)  # bias, lexical, cosine
+    # A logistic regression over (lexical support, e5 cosine, number and negation mismatch);
+    # None: the one shipped in monitor/judges/models/claim_support.json.
+    claim_support_model: Path | None = None
 
 
 DEFAULT_ALLOWED_HOSTS = [

@@ -10,23 +10,35 @@ nobody mistakes them for an LLM verdict. What each one does:
   empty answers); else `complete` when the answer is relevant, `incomplete` when it is not (a
   local evaluator cannot check coverage: an LLM judge does that).
 - groundedness: the answer split into claims; generic claims (pleasantries) set aside; each other
-  claim is `inferable` when its support by the best document (lexical overlap and embedding
-  similarity, logistic weights calibrated on VitaminC) reaches 0.5, else `ungrounded`.
+  claim is `inferable` when the claim-support classifier (a logistic regression over lexical
+  support, e5 similarity, number and negation mismatch against the best document, trained on
+  VitaminC by bench/train_groundedness.py and shipped in models/) says so, else `ungrounded`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 
 from monitor.config import LocalJudgeSettings
 from monitor.judges.base import JudgeResult, Verdict
 from monitor.judges.embeddings import Embedder
-from monitor.judges.text import is_generic, is_no_answer, lexical_support, split_claims
+from monitor.judges.text import (
+    is_generic,
+    is_no_answer,
+    lexical_support,
+    negation_mismatch,
+    number_mismatch,
+    split_claims,
+)
 from monitor.model import AssistantTurn
+
+CLAIM_SUPPORT_MODEL = Path(__file__).parent / "models" / "claim_support.json"
 
 
 class LocalJudge:
@@ -35,13 +47,20 @@ class LocalJudge:
     def __init__(self, settings: LocalJudgeSettings, embedder: Embedder | None = None) -> None:
         self.settings = settings
         self.embedder = embedder or Embedder()
+        model = json.loads((settings.claim_support_model or CLAIM_SUPPORT_MODEL).read_text())
+        if model["features"] != ["lexical", "cosine", "number_mismatch", "negation_mismatch"]:
+            raise ValueError(f"claim-support model has unknown features {model['features']}")
+        self.bias = float(model["bias"])
+        self.weights = [float(w) for w in model["weights"]]
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         return await asyncio.to_thread(self.judge_sync, turn)
 
-    def claim_support(self, lexical: float, cosine: float) -> float:
-        bias, w_lexical, w_cosine = self.settings.claim_support_weights
-        return 1.0 / (1.0 + math.exp(-(bias + w_lexical * lexical + w_cosine * cosine)))
+    def claim_support(self, lexical: float, cosine: float, numbers: float = 0.0,
+                      negation: float = 0.0) -> float:
+        z = self.bias + sum(w * x for w, x in zip(self.weights, (lexical, cosine, numbers,
+                                                                  negation), strict=True))
+        return 1.0 / (1.0 + math.exp(-z))
 
     def judge_sync(self, turn: AssistantTurn) -> JudgeResult:
         start = time.perf_counter()
@@ -95,9 +114,12 @@ class LocalJudge:
             if claim not in checked:
                 labelled.append({"claim": claim, "label": "generic"})
                 continue
-            cosine = float(np.max(doc_vectors @ vectors[checked.index(claim)]))
+            similarities = doc_vectors @ vectors[checked.index(claim)]
+            best = docs[int(np.argmax(similarities))]
+            cosine = float(np.max(similarities))
             lexical = max(lexical_support(claim, doc) for doc in docs)
-            support = self.claim_support(lexical, cosine)
+            support = self.claim_support(lexical, cosine, number_mismatch(claim, best),
+                                         negation_mismatch(claim, best))
             labelled.append({"claim": claim, "label": "inferable" if support >= 0.5 else "ungrounded",
                              "support": round(support, 4), "lexical": round(lexical, 4),
                              "similarity": round(cosine, 4)})
