@@ -22,6 +22,7 @@ reported).
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import math
 from collections import Counter
@@ -38,7 +39,7 @@ from monitor.agreement import (
     pairwise_human_agreement,
     rank_correlations,
 )
-from monitor.evaluate import Case
+from monitor.evaluate import Case, _bars
 from monitor.judges.base import Judge, JudgeResult
 from monitor.judges.fusion import EVALUATORS, PLAN, evaluator_scores
 
@@ -183,6 +184,22 @@ def write_calibration(report: dict[str, Any], out: Path) -> None:
                           f"{' / '.join(row['labels'])}): {row['confusion']}"]
         lines.append("")
     (out / "calibration.md").write_text("\n".join(lines) + "\n")
+    sections = [f"<h1>Judge calibration: {report['items']} labelled items</h1>"]
+    for metric, m in report["metrics"].items():
+        bars = {f"{name} agreement": row["agreement"] for name, row in m["judges"].items()
+                if "agreement" in row}
+        bars |= {f"{name} Spearman": row["spearman_rho"] for name, row in m["judges"].items()
+                 if not math.isnan(row["spearman_rho"])}
+        bars |= {f"{name} Spearman (no LLM)": b["spearman_rho"]
+                 for name, b in m.get("baselines", {}).items()
+                 if isinstance(b, dict) and "spearman_rho" in b and not math.isnan(b["spearman_rho"])}
+        if "humans" in m and m["humans"]["pairwise_agreement"] is not None:
+            bars["humans pairwise agreement (ceiling)"] = m["humans"]["pairwise_agreement"]
+        sections.append(f"<h2>{html.escape(metric)}</h2>" + _bars(bars))
+    sections.append("<p>Details and confusion matrices: calibration.md, calibration.json.</p>")
+    (out / "calibration.html").write_text("<!doctype html><meta charset='utf-8'><title>"
+                                          "Calibration</title><body style='font-family:sans-serif'>"
+                                          + "".join(sections) + "</body>")
 
 
 def judge_variants(settings: Any, metrics: Any) -> dict[str, Judge]:

@@ -186,6 +186,7 @@ def _bars(values: dict[str, float], width: int = 360) -> str:
     height = 22 * len(values) + 4
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 260}" height="{height}">']
     for i, (name, value) in enumerate(values.items()):
+        value = max(value, 0.0)  # correlations can be negative; the bar starts at 0
         y = 22 * i + 2
         parts.append(f'<text x="0" y="{y + 15}" font-size="13">{html.escape(name)}</text>'
                      f'<rect x="230" y="{y}" width="{max(value, 0) * width:.0f}" height="18" '

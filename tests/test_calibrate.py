@@ -74,3 +74,4 @@ def test_calibrate_reports_agreement_for_judges_panel_and_baselines(tmp_path: Pa
     assert sum(baselines["corrw_weights"].values()) == pytest.approx(1.0, abs=1e-3)
     markdown = (tmp_path / "cal/calibration.md").read_text()
     assert "| lenient | 0.750 |" in markdown and "CorrW (no LLM)" in markdown
+    assert "<svg" in (tmp_path / "cal/calibration.html").read_text()
