@@ -40,7 +40,7 @@ from monitor.agreement import (
     rank_correlations,
 )
 from monitor.evaluate import Case, _bars
-from monitor.judges.base import Judge, JudgeResult
+from monitor.judges.base import Judge, JudgeResult, close_judges
 from monitor.judges.fusion import EVALUATORS, PLAN, evaluator_scores
 
 LABELS = {"answer_relevance": ["relevant", "irrelevant"],
@@ -237,10 +237,7 @@ def run(cases: list[Case], settings: Any, metrics: Any) -> dict[str, Any]:
                              else [await local.judge(c.turn) for c in cases])
             return results, local_results
         finally:
-            for judge in judges.values():
-                close = getattr(judge, "aclose", None)
-                if close is not None:
-                    await close()
+            await close_judges(list(judges.values()))
 
     results, local_results = asyncio.run(go())
     return calibration_report(cases, results, local_results)

@@ -214,6 +214,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from monitor.app import build_judges
     from monitor.emit.metrics import Metrics
     from monitor.evaluate import build_report, gate, judge_cases, load_dataset, write_reports
+    from monitor.judges.base import close_judges
 
     settings = _settings(args)
     _logging(settings)
@@ -239,10 +240,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         try:
             return await judge_cases(cases, judges, args.concurrency)
         finally:
-            for judge in judges:
-                close = getattr(judge, "aclose", None)
-                if close is not None:
-                    await close()
+            await close_judges(judges)
 
     rows = asyncio.run(run())
     report = build_report(rows, Path(args.dataset), [j.name for j in judges])

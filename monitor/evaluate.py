@@ -118,10 +118,8 @@ async def judge_cases(cases: list[Case], judges: list[Judge], concurrency: int =
         async with semaphore:
             results = [await judge.judge(case.turn) for judge in judges]
         progress.update()
-        counts = next(({k: v.details[k] for k in (
-            "expected_calls", "actual_calls", "matched_names", "expected_arguments",
-            "actual_arguments", "matched_arguments", "matched_required")}
-            for r in results for v in r.verdicts if v.metric == "tool_calls"), None)
+        counts = next(({k: v.details[k] for k in ToolCallScores.COUNTS}
+                       for r in results for v in r.verdicts if v.metric == "tool_calls"), None)
         return {"id": case.id, "scenario_type": case.scenario_type, "labels": case.labels,
                 "metrics": turn_metrics(results), "tool_counts": counts,
                 "verdicts": [{"judge": r.judge, "metric": v.metric, "label": v.label,

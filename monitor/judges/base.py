@@ -82,3 +82,11 @@ class Judge(Protocol):
     name: str
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult: ...
+
+
+async def close_judges(judges: list[Judge] | tuple[Judge, ...]) -> None:
+    """Close the judges that hold connections (LLM judges); the others have nothing to close."""
+    for judge in judges:
+        close = getattr(judge, "aclose", None)
+        if close is not None:
+            await close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from monitor.judges.base import Judge, JudgeResult, Verdict
+from monitor.judges.base import Judge, JudgeResult, Verdict, close_judges
 from monitor.judges.llm import majority
 from monitor.model import AssistantTurn
 
@@ -39,10 +39,7 @@ class PanelJudge:
                                             if r.prompt_version})) or None)
 
     async def aclose(self) -> None:
-        for judge in self.judges:
-            close = getattr(judge, "aclose", None)
-            if close is not None:
-                await close()
+        await close_judges(self.judges)
 
     def _combine(self, metric: str, votes: list[tuple[str, Verdict]]) -> Verdict:
         first = votes[0][1]

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from monitor.config import JudgingSettings
 from monitor.emit.metrics import Metrics
-from monitor.judges.base import Judge, JudgeResult, JudgeUnavailable
+from monitor.judges.base import Judge, JudgeResult, JudgeUnavailable, close_judges
 from monitor.model import AssistantTurn
 from monitor.store import Claimed, Store
 
@@ -95,10 +95,7 @@ class JudgeStage:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             self._workers = []
-        for judge in self.judges:  # LLM judges hold HTTP connections
-            close = getattr(judge, "aclose", None)
-            if close is not None:
-                await close()
+        await close_judges(self.judges)  # LLM judges hold HTTP connections
 
     async def _worker(self) -> None:
         while not self._stopping:

@@ -147,10 +147,15 @@ class ToolCallScores:
         return min(self.name_precision, self.name_recall, self.argument_precision,
                    self.argument_recall) == 1.0
 
+    COUNTS = ("expected_calls", "actual_calls", "matched_names", "expected_arguments",
+              "actual_arguments", "matched_arguments", "matched_required")
+
+    def counts(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.COUNTS}
+
     def add(self, other: ToolCallScores) -> None:
         """Micro-average: sum the counts of another turn into this one."""
-        for name in ("expected_calls", "actual_calls", "matched_names", "expected_arguments",
-                     "actual_arguments", "matched_arguments", "matched_required"):
+        for name in self.COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def as_dict(self) -> dict[str, float]:
@@ -245,9 +250,7 @@ class ReferenceToolJudge:
         if expected is None:
             return JudgeResult(self.name, [])
         scores = match(expected, turn.tool_calls, self.options)
-        counts = {k: getattr(scores, k) for k in (
-            "expected_calls", "actual_calls", "matched_names", "expected_arguments",
-            "actual_arguments", "matched_arguments", "matched_required")}
+        counts = scores.counts()
         return JudgeResult(self.name, [Verdict(
             "tool_calls", score=scores.reliability,
             rationale=f"{scores.matched_names} of {scores.expected_calls} expected calls made "
