@@ -1,0 +1,92 @@
+"""Arize OpenInference: span kinds, flattened messages, documents, tools."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from monitor.ingest.semconv._common import (
+    Attrs,
+    _first,
+    _float,
+    _indexed,
+    _int,
+    _maybe_json,
+    _role,
+    _text,
+)
+from monitor.model import Message, RetrievedDocument, SpanFacts, SpanRole, ToolCall
+
+_OI_ROLES: dict[str, SpanRole] = {
+    "LLM": "llm", "RETRIEVER": "retrieval", "RERANKER": "retrieval", "TOOL": "tool",
+    "CHAIN": "chain", "AGENT": "agent",
+}
+
+
+def _oi_messages(attrs: Attrs, prefix: str) -> list[Message] | None:
+    groups = _indexed(attrs, prefix)
+    if not groups:
+        return None
+    messages = []
+    for group in groups:
+        content = group.get("message.content")
+        if content is None:  # multimodal: message.contents.M.message_content.text
+            texts = [g.get("message_content.text") for g in _indexed(group, "message.contents.")]
+            content = "\n".join(t for t in texts if t) or None
+        message = Message(role=str(group.get("message.role", "")), content=_text(content),
+                          tool_call_id=group.get("message.tool_call_id"))
+        for call in _indexed(group, "message.tool_calls."):
+            name = call.get("tool_call.function.name")
+            if name:
+                message.tool_calls.append(ToolCall(
+                    name=str(name), call_id=call.get("tool_call.id"),
+                    arguments=_maybe_json(call.get("tool_call.function.arguments"))))
+        messages.append(message)
+    return messages
+
+
+def _oi_documents(attrs: Attrs, prefix: str) -> list[RetrievedDocument]:
+    return [
+        RetrievedDocument(id=None if d.get("document.id") is None else str(d["document.id"]),
+                          content=_text(d.get("document.content")),
+                          score=_float(d.get("document.score")))
+        for d in _indexed(attrs, prefix)
+    ]
+
+
+def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
+    kind = attrs.get("openinference.span.kind")
+    if kind is None:
+        return False
+    role = _OI_ROLES.get(str(kind).upper(), "other")
+    _role(facts, role)
+    is_json = lambda key: str(attrs.get(key, "")).startswith("application/json")  # noqa: E731
+    input_value, output_value = attrs.get("input.value"), attrs.get("output.value")
+    if role == "llm":
+        _first(facts, "input_messages", _oi_messages(attrs, "llm.input_messages."))
+        _first(facts, "output_messages", _oi_messages(attrs, "llm.output_messages."))
+        _first(facts, "model", attrs.get("llm.model_name"))
+        facts.input_tokens = facts.input_tokens or _int(attrs.get("llm.token_count.prompt"))
+        facts.output_tokens = facts.output_tokens or _int(attrs.get("llm.token_count.completion"))
+    elif role == "retrieval":
+        if not facts.documents:
+            facts.documents = (_oi_documents(attrs, "reranker.output_documents.")
+                               or _oi_documents(attrs, "retrieval.documents."))
+        _first(facts, "input_text", _text(attrs.get("reranker.query") or input_value))
+    elif role == "tool":
+        name = attrs.get("tool.name") or attrs.get("tool_call.function.name")
+        if name:
+            arguments = attrs.get("tool_call.function.arguments", input_value)
+            _first(facts, "tool", ToolCall(name=str(name), arguments=_maybe_json(arguments),
+                                           result=_maybe_json(output_value),
+                                           call_id=attrs.get("tool_call.id")))
+        else:
+            issues["tool_without_name"] += 1
+    else:  # chain / agent: plain-text input and output are the turn's question and answer
+        if input_value is not None and not is_json("input.mime_type"):
+            _first(facts, "input_text", _text(input_value))
+        if output_value is not None and not is_json("output.mime_type"):
+            _first(facts, "output_text", _text(output_value))
+    _first(facts, "conversation_id", attrs.get("session.id"))
+    return True
+
+

@@ -1,0 +1,116 @@
+"""Traceloop OpenLLMetry (legacy): indexed prompts and completions, entities, vector-DB events."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from monitor.ingest.semconv._common import (
+    Attrs,
+    Event,
+    _first,
+    _float,
+    _indexed,
+    _int,
+    _json,
+    _maybe_json,
+    _role,
+    _text,
+)
+from monitor.model import Message, RetrievedDocument, SpanFacts, SpanRole, ToolCall
+
+_TRACELOOP_ROLES: dict[str, SpanRole] = {
+    "workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool",
+}
+
+
+def _ll_messages(attrs: Attrs, prefix: str) -> list[Message] | None:
+    groups = _indexed(attrs, prefix)
+    if not groups:
+        return None
+    messages = []
+    for group in groups:
+        message = Message(role=str(group.get("role", "")), content=_text(group.get("content")),
+                          tool_call_id=group.get("tool_call_id"))
+        for call in _indexed(group, "tool_calls."):
+            if call.get("name"):
+                message.tool_calls.append(ToolCall(name=str(call["name"]), call_id=call.get("id"),
+                                                   arguments=_maybe_json(call.get("arguments"))))
+        if group.get("function_call.name"):
+            message.tool_calls.append(ToolCall(
+                name=str(group["function_call.name"]),
+                arguments=_maybe_json(group.get("function_call.arguments"))))
+        messages.append(message)
+    return messages
+
+
+def _entity_payload(raw: Any, issues: Counter[str]) -> Any:
+    """traceloop.entity.input/output: JSON, often {"args": [...], "kwargs": {...}}."""
+    data = _json(raw, issues, "malformed_entity")
+    if isinstance(data, Mapping) and set(data) <= {"args", "kwargs"}:
+        args, kwargs = data.get("args") or [], data.get("kwargs") or {}
+        if not args and isinstance(kwargs, Mapping):
+            return dict(kwargs)
+        if len(args) == 1 and not kwargs:
+            return args[0]
+    return data
+
+
+def _has_indexed(attrs: Attrs, prefix: str) -> bool:
+    return f"{prefix}0.role" in attrs or f"{prefix}0.content" in attrs
+
+
+def map_openllmetry(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
+    span_kind = attrs.get("traceloop.span.kind")
+    # Cheap guards first: a full key scan per prefix is the costly part of this mapper.
+    prompts = _ll_messages(attrs, "gen_ai.prompt.") if _has_indexed(attrs, "gen_ai.prompt.") else None
+    completions = (_ll_messages(attrs, "gen_ai.completion.")
+                   if _has_indexed(attrs, "gen_ai.completion.") else None)
+    if span_kind is None and prompts is None and completions is None:
+        return False
+    if prompts is not None or completions is not None:
+        _role(facts, "llm")
+        _first(facts, "input_messages", prompts)
+        _first(facts, "output_messages", completions)
+        _first(facts, "model", attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model")
+               or attrs.get("llm.response.model"))
+        facts.input_tokens = facts.input_tokens or _int(
+            attrs.get("gen_ai.usage.prompt_tokens", attrs.get("llm.usage.prompt_tokens")))
+        facts.output_tokens = facts.output_tokens or _int(
+            attrs.get("gen_ai.usage.completion_tokens", attrs.get("llm.usage.completion_tokens")))
+    if span_kind is not None:
+        role = _TRACELOOP_ROLES.get(str(span_kind), "other")
+        _role(facts, role)
+        entity_input = _entity_payload(attrs.get("traceloop.entity.input"), issues)
+        entity_output = _entity_payload(attrs.get("traceloop.entity.output"), issues)
+        if role == "tool":
+            _first(facts, "tool", ToolCall(name=str(attrs.get("traceloop.entity.name", "tool")),
+                                           arguments=entity_input, result=entity_output))
+        elif isinstance(entity_input, str) or isinstance(entity_output, str):
+            _first(facts, "input_text", entity_input if isinstance(entity_input, str) else None)
+            _first(facts, "output_text", entity_output if isinstance(entity_output, str) else None)
+    return True
+
+
+def vector_db_events(events: list[Event], facts: SpanFacts, issues: Counter[str]) -> bool:
+    """OpenLLMetry's vector-DB instrumentations: one `db.query.result` event per document."""
+    docs = []
+    for name, attrs in events:
+        if name != "db.query.result":
+            continue
+        doc = RetrievedDocument()
+        for key, value in attrs.items():
+            if key.endswith(".id"):
+                doc.id = str(value)
+            elif key.endswith(".document"):
+                doc.content = _text(value)
+            elif key.endswith(".score"):  # a distance is not a relevance score: left out
+                doc.score = _float(value)
+        docs.append(doc)
+    if docs and not facts.documents:
+        facts.documents = docs
+        _role(facts, "retrieval")
+    return bool(docs)
+
+
