@@ -248,6 +248,9 @@ def through_receiver(kind: str, bodies: list[bytes], spans: int) -> tuple[float,
             f"  http: {{endpoint: '127.0.0.1:{ports['http']}'}}\n"
             f"admin: {{endpoint: '127.0.0.1:{ports['admin']}', recent_turns: 100}}\n"
             "assembly: {root_grace_s: 0, max_traces: 100000, max_spans: 1000000}\n"
+            # Ingest only: no turn is sampled, so no judge runs (bench/pipeline.py has those).
+            "sampling: {default_rate: 0.0, always_keep: []}\n"
+            f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n"
             "log_level: WARNING\n")
         sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
                                     str(config)])
