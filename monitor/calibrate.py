@@ -39,7 +39,7 @@ from monitor.agreement import (
     pairwise_human_agreement,
     rank_correlations,
 )
-from monitor.evaluate import Case, _bars
+from monitor.evaluate import Case, svg_bars
 from monitor.judges.base import Judge, JudgeResult, close_judges
 from monitor.judges.fusion import EVALUATORS, PLAN, evaluator_scores
 
@@ -195,7 +195,7 @@ def write_calibration(report: dict[str, Any], out: Path) -> None:
                  if isinstance(b, dict) and "spearman_rho" in b and not math.isnan(b["spearman_rho"])}
         if "humans" in m and m["humans"]["pairwise_agreement"] is not None:
             bars["humans pairwise agreement (ceiling)"] = m["humans"]["pairwise_agreement"]
-        sections.append(f"<h2>{html.escape(metric)}</h2>" + _bars(bars))
+        sections.append(f"<h2>{html.escape(metric)}</h2>" + svg_bars(bars))
     sections.append("<p>Details and confusion matrices: calibration.md, calibration.json.</p>")
     (out / "calibration.html").write_text("<!doctype html><meta charset='utf-8'><title>"
                                           "Calibration</title><body style='font-family:sans-serif'>"

@@ -179,7 +179,7 @@ def build_report(rows: list[dict[str, Any]], dataset: Path, judges: list[str]) -
             "rows": rows}
 
 
-def _bars(values: dict[str, float], width: int = 360) -> str:
+def svg_bars(values: dict[str, float], width: int = 360) -> str:
     """An inline SVG bar chart of 0..1 values (no plotting library needed)."""
     height = 22 * len(values) + 4
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 260}" height="{height}">']
@@ -215,9 +215,9 @@ def write_reports(report: dict[str, Any], failures: list[str], out: Path) -> Non
                 f"<p>{report['turns']} turns; judges {html.escape(', '.join(report['judges']))}</p>",
                 "<h2>Gates</h2><ul>" + ("".join(f"<li><b>FAILED</b> {html.escape(f)}</li>"
                                                 for f in failures) or "<li>passed</li>") + "</ul>",
-                "<h2>Metrics</h2>" + _bars(report["metrics"])]
+                "<h2>Metrics</h2>" + svg_bars(report["metrics"])]
     for scenario, metrics in report["by_scenario"].items():
-        sections.append(f"<h3>{html.escape(scenario)}</h3>" + _bars(metrics))
+        sections.append(f"<h3>{html.escape(scenario)}</h3>" + svg_bars(metrics))
     sections.append("<h2>Worst cases</h2><table><tr><th>id</th><th>scenario</th><th>metrics</th>"
                     "</tr>" + "".join(
                         f"<tr><td>{html.escape(w['id'])}</td><td>{html.escape(w['scenario_type'])}"
