@@ -5,6 +5,9 @@
     ...
     await sidecar.stop()       # refuses new data, completes pending turns, drains the queue
 
+OTLP requests are logged (monitor/ingest/wal.py) before they are acknowledged; a turn is settled
+once the sampling stage has stored it or decided against it, and the log is replayed on start.
+
 receivers ──SpanSink──> TurnAssembler ──turn queue──> SamplingStage ──store──> JudgeStage
                                                                                   └─> VerdictMetrics
 """
@@ -25,12 +28,13 @@ from monitor.config import Settings
 from monitor.emit.drift import DriftMonitor
 from monitor.emit.metrics import LabelGuard, Metrics
 from monitor.emit.verdicts import VerdictMetrics
-from monitor.errors import RetryableError
+from monitor.errors import PermanentError, RetryableError
 from monitor.ingest import Signal
 from monitor.ingest.grpc_receiver import GrpcReceiver
 from monitor.ingest.http_receiver import HttpReceiver
 from monitor.ingest.kafka_source import KafkaSource
-from monitor.ingest.otlp import Batch, OtlpDecoder
+from monitor.ingest.otlp import Batch, Format, OtlpDecoder
+from monitor.ingest.wal import WriteAheadLog
 from monitor.judges.base import Judge, JudgeResult
 from monitor.judges.stage import JudgeStage
 from monitor.model import AssistantTurn, TurnConsumer
@@ -129,6 +133,11 @@ class Sidecar:
         self.kafka = (KafkaSource(settings.kafka, decoder, self, self.metrics,
                                   holds=self._holds, discard=self._discard, drain=self.turns.join)
                       if settings.kafka.enabled else None)
+        self.wal = None
+        if settings.wal.enabled and (self.grpc or self.http):
+            directory = settings.wal.directory or settings.store.path.with_name(
+                settings.store.path.name + ".ingest-wal")
+            self.wal = WriteAheadLog(directory, settings.wal, self.metrics)
         self.admin = AdminServer(settings.admin.endpoint, self.metrics.registry, self.recent,
                                  ready=lambda: self._accepting, bearer_token=token)
 
@@ -139,6 +148,8 @@ class Sidecar:
             if self.judging is not None:
                 await self.judging.start()
             await self.admin.start()
+            if self.wal is not None:
+                self._replay_wal(self.wal)
             for receiver in (self.grpc, self.http):
                 if receiver is not None:
                     await receiver.start()
@@ -175,6 +186,8 @@ class Sidecar:
         if self.store is not None:
             self.store.close()
             self.store = None
+        if self.wal is not None:
+            self.wal.close()
         await self.admin.stop()
 
     async def _drain(self, timeout_s: float = 10.0) -> None:
@@ -191,6 +204,20 @@ class Sidecar:
                                  overloaded=False)
         if self.turns.qsize() >= self.settings.pipeline.turn_queue_size:
             raise RetryableError("turn queue is full; retry later")
+        if self.wal is not None and self.wal.full:
+            self.metrics.wal_refusals.inc()
+            raise RetryableError("write-ahead log is full; retry later")
+
+    async def accept(self, batch: Batch, receiver: str, signal: Signal, body: bytes,
+                     fmt: Format) -> None:
+        """An OTLP receiver's request: logged, consumed, and on disk before this returns."""
+        if self.wal is None or not batch.facts:
+            self.consume(batch, receiver, signal)
+            return
+        lsn = self.wal.append(signal, fmt, body)
+        self.consume(batch, receiver, signal)
+        self.wal.track(lsn, {f.trace_id for f in batch.facts}, self._holds)
+        await self.wal.sync(lsn)
 
     def consume(self, batch: Batch, receiver: str, signal: Signal) -> None:
         m = self.metrics
@@ -220,6 +247,27 @@ class Sidecar:
 
     # -- internals -----------------------------------------------------------------------------
 
+    def _replay_wal(self, wal: WriteAheadLog) -> None:
+        """Requests logged before a crash whose turns were not settled go through assembly again."""
+        records = spans = 0
+        for record in wal.replay():
+            try:
+                batch = self.decoder.decode(record.signal, record.body, record.fmt)
+            except PermanentError:  # it decoded when it was accepted: a changed configuration
+                wal.metrics.wal_records_skipped.labels("undecodable").inc()
+                continue
+            batch.facts = [f for f in batch.facts if not wal.settled_after(f.trace_id, record.lsn)]
+            if not batch.facts:
+                continue
+            batch.received, batch.rejected, batch.issues = len(batch.facts), Counter(), Counter()
+            self.consume(batch, "wal", record.signal)
+            wal.track(record.lsn, {f.trace_id for f in batch.facts}, self._holds)
+            records, spans = records + 1, spans + len(batch.facts)
+        wal.start()
+        if records:
+            log.info("write-ahead log: replayed %d requests (%d spans) not settled before the "
+                     "last stop", records, spans)
+
     def _holds(self, trace_id: bytes) -> bool:
         return self.assembler.holds(trace_id) or trace_id in self._queued
 
@@ -241,6 +289,7 @@ class Sidecar:
     def _update_gauges(self) -> None:
         self.metrics.assembly_traces.set(self.assembler.trace_count)
         self.metrics.assembly_spans.set(self.assembler.span_count)
+        self.metrics.assembly_bytes.set(self.assembler.size)
         self.metrics.queue_depth.labels("turns").set(self.turns.qsize())
 
     async def _tick(self) -> None:
@@ -248,6 +297,8 @@ class Sidecar:
             await asyncio.sleep(TICK_S)
             for turn in self.assembler.expire():
                 self._emit(turn)
+            if self.wal is not None:
+                self.wal.trim()
             self._update_gauges()
 
     async def _retention(self) -> None:
@@ -272,5 +323,7 @@ class Sidecar:
                 # Only the type: an exception's text may quote trace content.
                 log.error("downstream stage failed on a turn: %s", type(exc).__name__)
             finally:
+                if self.wal is not None:  # a failed one too: it must not pin the log for ever
+                    self.wal.settle(trace_id)
                 self._queued.discard(trace_id)
                 self.turns.task_done()

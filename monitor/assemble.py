@@ -12,6 +12,7 @@ turn is flushed early when it is full. Spans of a turn already completed are cou
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
@@ -27,6 +28,7 @@ class _Pending:
     first_seen: float
     spans: dict[bytes, SpanFacts] = field(default_factory=dict)
     root_seen: bool = False
+    size: int = 0  # accounted bytes of its span facts
 
 
 class TurnAssembler:
@@ -39,6 +41,8 @@ class TurnAssembler:
         self._root_deadlines: deque[tuple[float, bytes]] = deque()  # grace is constant: sorted
         self._completed: OrderedDict[bytes, None] = OrderedDict()
         self.span_count = 0
+        self.size = 0  # accounted bytes held (see facts_size)
+        self.max_size = settings.max_size_mib << 20
 
     @property
     def trace_count(self) -> int:
@@ -60,12 +64,15 @@ class TurnAssembler:
                     continue
                 pending = self._pending[trace_id] = _Pending(first_seen=now)
             known = pending.spans.get(f.span_id)
-            if known is not None:
-                known.merge(f)
-            elif len(pending.spans) >= limits.max_spans_per_trace and not f.is_root:
+            if known is None and len(pending.spans) >= limits.max_spans_per_trace and not f.is_root:
                 # The root is always kept: it ends the turn and often carries its question.
                 self.metrics.spans_refused.labels("trace_too_large").inc()
                 continue
+            size = facts_size(f)  # a merged fragment is charged whole: an upper bound
+            pending.size += size
+            self.size += size
+            if known is not None:
+                known.merge(f)
             else:
                 pending.spans[f.span_id] = f
                 self.span_count += 1
@@ -74,11 +81,19 @@ class TurnAssembler:
                 pending.root_seen = True
                 self._root_deadlines.append((now + limits.root_grace_s, trace_id))
         flushed = []
-        while self._pending and (len(self._pending) > limits.max_traces
-                                 or self.span_count > limits.max_spans):
-            trace_id = next(iter(self._pending))
-            flushed.append(self._complete(trace_id, "evicted"))
+        while self._pending and (limit := self._over_limit()):
+            self.metrics.assembly_evictions.labels(limit).inc()
+            flushed.append(self._complete(next(iter(self._pending)), "evicted"))
         return flushed
+
+    def _over_limit(self) -> str | None:
+        if len(self._pending) > self.settings.max_traces:
+            return "traces"
+        if self.span_count > self.settings.max_spans:
+            return "spans"
+        if self.size > self.max_size:
+            return "bytes"
+        return None
 
     def expire(self) -> list[AssistantTurn]:
         """Complete the turns that are due."""
@@ -103,6 +118,7 @@ class TurnAssembler:
             pending = self._pending.pop(trace_id, None)
             if pending is not None:
                 self.span_count -= len(pending.spans)
+                self.size -= pending.size
                 dropped += 1
         return dropped
 
@@ -112,12 +128,67 @@ class TurnAssembler:
     def _complete(self, trace_id: bytes, reason: str) -> AssistantTurn:
         pending = self._pending.pop(trace_id)
         self.span_count -= len(pending.spans)
+        self.size -= pending.size
         if self.settings.remember_completed:
             self._completed[trace_id] = None
             if len(self._completed) > self.settings.remember_completed:
                 self._completed.popitem(last=False)
         self.metrics.turn_completions.labels(reason).inc()
         return build_turn(trace_id, list(pending.spans.values()), reason)
+
+
+# ----------------------------------------------------------------------------- accounting
+
+_SPAN_OVERHEAD = 1024  # the SpanFacts object, its ids, set and lists, the dict slot holding it
+_ITEM_OVERHEAD = 120  # a message, document or tool call object, a container entry
+
+
+def _value_size(value: object) -> int:
+    """Bytes of a decoded attribute value (tool arguments, results): iterative, so a deeply
+    nested value cannot overflow the stack."""
+    size, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            size += sys.getsizeof(item)
+        elif isinstance(item, dict):
+            size += _ITEM_OVERHEAD * len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            size += _ITEM_OVERHEAD * len(item)
+            stack.extend(item)
+        else:
+            size += 32
+    return size
+
+
+def _call_size(call: ToolCall) -> int:
+    return (_ITEM_OVERHEAD + sys.getsizeof(call.name) + _value_size(call.arguments)
+            + _value_size(call.result) + _value_size(call.error) + _value_size(call.call_id))
+
+
+def facts_size(f: SpanFacts) -> int:
+    """What one span's facts hold in memory, about: its text (at Python's width for each
+    string) and a fixed cost per object. Cheap: string sizes are known without copying."""
+    size = _SPAN_OVERHEAD
+    for text in (f.name, f.service, f.tenant, f.input_text, f.output_text, f.model, f.question,
+                 f.answer, f.route, f.scenario_id, f.conversation_id, f.error):
+        if text:
+            size += sys.getsizeof(text)
+    for messages in (f.input_messages, f.output_messages, f.event_inputs, f.event_outputs):
+        for m in messages or ():
+            size += _ITEM_OVERHEAD + sys.getsizeof(m.role) + _value_size(m.content)
+            size += _value_size(m.tool_call_id) + sum(_call_size(c) for c in m.tool_calls)
+    for doc in f.documents:
+        size += _ITEM_OVERHEAD + _value_size(doc.content) + _value_size(doc.id)
+    if f.tool is not None:
+        size += _call_size(f.tool)
+    for call in f.expected_tool_calls or ():
+        size += _call_size(call)
+    if f.feedback is not None:
+        size += _ITEM_OVERHEAD + _value_size(f.feedback.comment)
+    return size
 
 
 # ----------------------------------------------------------------------------- composition

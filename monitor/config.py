@@ -116,7 +116,19 @@ class AssemblySettings(_Section):
     max_traces: int = Field(10_000, gt=0)  # turns being assembled; the oldest is flushed beyond
     max_spans: int = Field(200_000, gt=0)
     max_spans_per_trace: int = Field(2_000, gt=0)
+    max_size_mib: int = Field(256, gt=0)  # bytes of span facts held; the oldest is flushed beyond
     remember_completed: int = Field(100_000, ge=0)  # trace ids kept to recognise late spans
+
+
+class WalSettings(_Section):
+    """Write-ahead log of the requests the OTLP receivers accept, replayed on start: what was
+    acknowledged survives a crash. Kafka does not need it (the broker keeps the offsets)."""
+
+    enabled: bool = True
+    directory: Path | None = None  # None: beside the store, `<store path>.ingest-wal`
+    max_size_mib: int = Field(1024, gt=0)  # full (turns not settled yet): 429 / RESOURCE_EXHAUSTED
+    segment_size_mib: int = Field(16, gt=0)  # a segment is deleted once all its turns are settled
+    fsync: bool = True  # group-committed before answering; false: survives a process crash only
 
 
 class LabelSettings(_Section):
@@ -313,6 +325,7 @@ class Settings(BaseSettings):
     receivers: ReceiverSettings = ReceiverSettings()
     kafka: KafkaSettings = KafkaSettings()
     assembly: AssemblySettings = AssemblySettings()
+    wal: WalSettings = WalSettings()
     labels: LabelSettings = LabelSettings()
     pipeline: PipelineSettings = PipelineSettings()
     sampling: SamplingSettings = SamplingSettings()

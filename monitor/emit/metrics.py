@@ -83,6 +83,20 @@ class Metrics:
             "because their Kafka partitions moved to another consumer (it re-reads them).",
             registry=r)
 
+        self.wal_bytes = Gauge(
+            "assistant_wal_bytes", "Bytes in the write-ahead log of accepted OTLP requests.",
+            registry=r)
+        self.wal_refusals = Counter(
+            "assistant_wal_refusals", "OTLP requests refused (429) because the write-ahead log "
+            "was full.", registry=r)
+        self.wal_records_skipped = Counter(
+            "assistant_wal_records_skipped", "Write-ahead log records skipped at replay, by reason "
+            "(torn: a crash mid-write, corrupt).", ["reason"], registry=r)
+        self.wal_fsync_seconds = Histogram(
+            "assistant_wal_fsync_seconds", "Time of one group commit of the write-ahead log.",
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1),
+            registry=r)
+
         # assembly
         self.turns_received = Counter(
             "assistant_turns_received", "Turns assembled.", ["service", "route"], registry=r)
@@ -100,6 +114,12 @@ class Metrics:
             "assistant_assembly_traces", "Turns being assembled.", registry=r)
         self.assembly_spans = Gauge(
             "assistant_assembly_spans", "Spans held by the assembler.", registry=r)
+        self.assembly_bytes = Gauge(
+            "assistant_assembly_bytes", "Bytes of span facts held by the assembler (accounted "
+            "as they enter).", registry=r)
+        self.assembly_evictions = Counter(
+            "assistant_assembly_evictions", "Turns flushed early because the assembly buffer hit "
+            "a limit (traces, spans, bytes).", ["limit"], registry=r)
         self.queue_depth = Gauge(
             "assistant_queue_depth", "Items waiting in a stage's queue.", ["stage"], registry=r)
 

@@ -9,7 +9,7 @@ import hmac
 from typing import Protocol
 
 from monitor.errors import Unauthenticated
-from monitor.ingest.otlp import Batch, Signal
+from monitor.ingest.otlp import Batch, Format, Signal
 
 __all__ = ["Signal", "SpanSink", "check_bearer"]
 
@@ -20,6 +20,11 @@ class SpanSink(Protocol):
 
     def consume(self, batch: Batch, receiver: str, signal: Signal) -> None:
         """Take a decoded batch; never raises."""
+
+    async def accept(self, batch: Batch, receiver: str, signal: Signal, body: bytes,
+                     fmt: Format) -> None:
+        """Take an OTLP receiver's decoded request and its body; return once it is durable, so
+        the receiver answers 2xx only then. RetryableError when it cannot be logged."""
 
 
 def check_bearer(header: str | None, token: str | None) -> None:

@@ -90,11 +90,11 @@ class GrpcReceiver:
                 check_bearer(metadata.get("authorization"), self.token)
                 self.sink.admit()
                 batch = self.decoder.decode(signal, request, "proto")
+                await self.sink.accept(batch, "grpc", signal, request, "proto")  # logged first
             except (PermanentError, RetryableError, Unauthenticated) as exc:
                 self.metrics.receiver_requests.labels("grpc", signal, _outcome(exc)).inc()
                 await self._abort(context, exc)
                 raise AssertionError("unreachable") from None  # abort raises
-            self.sink.consume(batch, "grpc", signal)
             outcome = "partial" if batch.rejected_total else "accepted"
             self.metrics.receiver_requests.labels("grpc", signal, outcome).inc()
             return batch.response(signal)

@@ -96,11 +96,11 @@ class HttpReceiver:
             except web.RequestPayloadError as exc:  # e.g. a body that is not the gzip it claims
                 raise PermanentError(f"unreadable body: {exc}") from None
             batch = self.decoder.decode(signal, body, fmt)
+            await self.sink.accept(batch, "http", signal, body, fmt)  # logged before the answer
         except PermanentError as exc:
             return self._error(signal, exc, exc.http_status, fmt or "json")
         except (RetryableError, Unauthenticated) as exc:
             return self._error(signal, exc, exc.http_status, fmt or "json")
-        self.sink.consume(batch, "http", signal)
         outcome = "partial" if batch.rejected_total else "accepted"
         self.metrics.receiver_requests.labels("http", signal, outcome).inc()
         body, content_type = _encode(batch.response(signal), fmt)

@@ -1,0 +1,236 @@
+"""Durability: what an OTLP receiver acknowledged survives kill -9 (the write-ahead log), and a
+torn record or a full log is handled without loss or unbounded growth."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
+from prometheus_client import CollectorRegistry
+
+from monitor.config import WalSettings
+from monitor.emit.metrics import Metrics
+from monitor.ingest.wal import WriteAheadLog
+from tests import traffic
+from tests.conftest import SidecarProcess
+from tests.fakes.judge_model import judge_model
+from tests.fakes.openai_server import ScriptedOpenAIServer
+
+CANARY = "CANARY-wal-5d1c"
+
+
+def wait_until(condition, timeout_s: float = 60.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+# ------------------------------------------------------------------------ the log on its own
+
+def _log(directory: Path) -> tuple[WriteAheadLog, Metrics]:
+    metrics = Metrics(CollectorRegistry())
+    return WriteAheadLog(directory, WalSettings(), metrics), metrics
+
+
+def test_torn_last_record_is_skipped_counted_and_replay_goes_on(tmp_path: Path, caplog) -> None:
+    first, _ = _log(tmp_path)
+    assert list(first.replay()) == []
+    first.start()
+    bodies = [f"request {n} {CANARY}".encode() for n in range(3)]
+    for body in bodies:
+        first.append("traces", "proto", body)
+    [segment] = tmp_path.glob("*.wal")
+    segment.write_bytes(segment.read_bytes()[:-7])  # the crash came in the middle of the third
+
+    second, metrics = _log(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        assert [r.body for r in second.replay()] == bodies[:2]
+    assert metrics.registry.get_sample_value("assistant_wal_records_skipped_total",
+                                             {"reason": "torn"}) == 1
+    assert "torn record" in caplog.text and CANARY not in caplog.text
+    second.start()  # a new segment: nothing is ever appended after a torn record
+    lsn = second.append("logs", "json", b"{}")
+    assert lsn == 2
+
+    third, metrics = _log(tmp_path)  # replay reads past the torn segment into the next one
+    assert [(r.lsn, r.signal, r.fmt, r.body) for r in third.replay()] == [
+        (0, "traces", "proto", bodies[0]), (1, "traces", "proto", bodies[1]),
+        (2, "logs", "json", b"{}")]
+    assert metrics.registry.get_sample_value("assistant_wal_records_skipped_total",
+                                             {"reason": "torn"}) == 1
+
+
+def test_settled_traces_are_not_replayed_and_settled_segments_are_deleted(tmp_path: Path) -> None:
+    wal, _ = _log(tmp_path)
+    list(wal.replay())
+    wal.start()
+    a, b = bytes(15) + b"\x01", bytes(15) + b"\x02"
+    lsn_a = wal.append("traces", "proto", b"A")
+    wal.track(lsn_a, [a], holds=lambda _: True)
+    lsn_b = wal.append("traces", "proto", b"B")
+    wal.track(lsn_b, [b], holds=lambda _: True)
+    wal.settle(a)
+    wal.trim()  # writes the `settled` record; the only segment is the active one: kept
+
+    after_crash, _ = _log(tmp_path)
+    records = list(after_crash.replay())
+    assert [r.lsn for r in records] == [lsn_a, lsn_b]
+    assert after_crash.settled_after(a, lsn_a) and not after_crash.settled_after(b, lsn_b)
+    after_crash.start()
+    after_crash.track(lsn_b, [b], holds=lambda _: True)  # what the sidecar does on replay
+    assert len(list(tmp_path.glob("*.wal"))) == 2
+    after_crash.settle(b)
+    after_crash.trim()
+    assert len(list(tmp_path.glob("*.wal"))) == 1  # the old segment is settled: deleted
+    after_crash.close()
+    assert list(tmp_path.glob("*.wal")) == []  # a clean stop with nothing open leaves nothing
+
+
+# ------------------------------------------------------------------------ through the sidecar
+
+class BlockedStage:
+    """Takes one turn, then waits until released: nothing after it is settled meanwhile."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.taken = 0
+
+    async def consume(self, turn: object) -> None:
+        self.taken += 1
+        await self.release.wait()
+
+
+def _post(url: str, body: bytes) -> int:
+    request = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        assert err.code != 429 or err.headers["Retry-After"] == "1"
+        return err.code
+
+
+def _big_trace(n: int) -> bytes:
+    """A one-span trace carrying 300 KB of answer."""
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": f"{n:032x}", "spanId": "eee19b7ec3c1b174", "name": "turn",
+        "attributes": [{"key": "assistant.question", "value": {"stringValue": "q?"}},
+                       {"key": "assistant.answer", "value": {"stringValue": "a" * 300_000}}],
+    }]}]}]}).encode()
+
+
+def test_a_full_log_answers_429_until_its_turns_are_settled(start_sidecar) -> None:
+    stage = BlockedStage()
+    sidecar = start_sidecar(downstream=stage, wal={"max_size_mib": 2, "segment_size_mib": 1},
+                            pipeline={"turn_queue_size": 1000})
+    url = f"{sidecar.http_url}/v1/traces"
+    statuses = [_post(url, _big_trace(n)) for n in range(1, 12)]
+    assert statuses[:6] == [200] * 6 and statuses[-1] == 429, statuses
+    accepted = statuses.count(200)
+    assert sidecar.metric("assistant_wal_refusals_total") >= 1
+    assert sidecar.metric("assistant_wal_bytes") <= (2 << 20) + 400_000
+
+    sidecar.call(_set(stage.release))  # the stage recovers: turns settle, segments are deleted
+    wait_until(lambda: sidecar.metric("assistant_wal_bytes") < 1 << 20, 30, "the log trimmed")
+    assert _post(url, _big_trace(100)) == 200
+    turns = sidecar.wait_for_turns(accepted + 1, timeout_s=30)
+    assert {t.trace_id for t in turns} == {f"{n:032x}" for n in [*range(1, accepted + 1), 100]}
+
+
+async def _set(event: asyncio.Event) -> None:
+    event.set()
+
+
+# ------------------------------------------------------------------------ kill -9 mid-stream
+
+def _recording(exporter_class: type, acked: set[str]) -> type:
+    class Recording(exporter_class):  # type: ignore[misc, valid-type]
+        """The SDK's exporter, noting the traces of every export the sidecar acknowledged."""
+
+        def export(self, spans):  # type: ignore[no-untyped-def]
+            result = super().export(spans)
+            if result is SpanExportResult.SUCCESS:
+                acked.update(format(s.context.trace_id, "032x") for s in spans)
+            return result
+
+    return Recording
+
+
+def _stream(provider: TracerProvider, stop: threading.Event, rate: float) -> None:
+    """Send turns at `rate` a second until stopped."""
+    start, n = time.monotonic(), 0
+    while not stop.is_set():
+        ahead = start + n / rate - time.monotonic()
+        if ahead > 0:
+            stop.wait(ahead)  # pacing the sender, not waiting for the sidecar
+        traffic.send(provider, traffic.ALL[n % len(traffic.ALL)], route="r")
+        n += 1
+
+
+def _rows(store: Path, sql: str) -> list[tuple]:
+    with sqlite3.connect(store) as db:
+        return db.execute(sql).fetchall()
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+def test_kill_9_mid_stream_loses_no_acknowledged_trace_and_judges_none_twice(
+        tmp_path: Path, protocol: str) -> None:
+    with ScriptedOpenAIServer(judge_model) as judge:
+        config = (
+            "assembly: {root_grace_s: 1.0}\n"  # acknowledged traces wait in memory a while
+            "sampling: {adaptive: {low_watermark: 100000, high_watermark: 200000}}\n"
+            "judging:\n  workers: 8\n  llm:\n    endpoints:\n"
+            f"      - {{name: judge, base_url: '{judge.base_url}', model: m, max_concurrency: 8}}\n")
+        sidecar = SidecarProcess(tmp_path, config)
+        acked: set[str] = set()
+        if protocol == "grpc":
+            exporter = _recording(GrpcExporter, acked)(endpoint=sidecar.grpc_endpoint,
+                                                       insecure=True, timeout=2)
+        else:
+            exporter = _recording(HttpExporter, acked)(
+                endpoint=f"http://127.0.0.1:{sidecar.ports['http']}/v1/traces", timeout=2)
+        provider = TracerProvider(resource=Resource.create({"service.name": "shop-bot"}))
+        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50))
+        stop = threading.Event()
+        sender = threading.Thread(target=_stream, args=(provider, stop, 300.0))
+        sender.start()
+        try:
+            wait_until(lambda: len(acked) >= 400, 60, "400 traces acknowledged")
+            sidecar.kill()
+        finally:
+            stop.set()
+            sender.join(timeout=30)
+        provider.shutdown()  # what it still tries to export fails: not acknowledged
+        store = sidecar.store_path
+        stored = {row[0] for row in _rows(store, "SELECT trace_id FROM turns")}
+        assert acked - stored, "the kill must land while acknowledged traces are in memory"
+
+        restarted = SidecarProcess(tmp_path, config)
+        judged_sql = "SELECT trace_id FROM turns WHERE state = 'judged'"
+        wait_until(lambda: acked <= {row[0] for row in _rows(store, judged_sql)}, 120,
+                   "every acknowledged trace judged")
+        assert "write-ahead log: replayed" in restarted.log.read_text()
+        wait_until(lambda: not _rows(store, "SELECT 1 FROM turns WHERE state != 'judged'"), 60,
+                   "the replayed turns that were not acknowledged judged too")
+        assert restarted.stop() == 0
+
+    judged = [row[0] for row in _rows(store, "SELECT trace_id FROM judge_costs")]
+    assert len(judged) == len(set(judged))  # none judged twice
+    assert acked <= set(judged)
+    wal = store.with_name(store.name + ".ingest-wal")
+    assert list(wal.glob("*.wal")) == []  # a clean stop leaves an empty log
