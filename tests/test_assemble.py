@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import time
+import urllib.request
+from pathlib import Path
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client import CollectorRegistry
 
-from monitor.assemble import TurnAssembler
+from monitor.assemble import TurnAssembler, facts_size
 from monitor.config import AssemblySettings
 from monitor.emit.metrics import Metrics
 from monitor.model import Message, SpanFacts
@@ -107,3 +113,112 @@ def test_agent_trace_with_several_llm_calls_is_one_turn() -> None:
     [turn] = assembler.expire()
     assert (turn.question, turn.answer, turn.span_count) == ("Book a table for two",
                                                              "Booked for 8pm.", 4)
+
+
+# ----------------------------------------------------------------------------- byte budget
+
+QUESTION_1MB = "Why is my order late? " * 45_455  # about 1 MB, under max_attribute_length
+
+
+def test_the_buffer_is_bounded_in_bytes_and_evictions_are_counted() -> None:
+    assembler, clock, metrics = make(max_size_mib=64, root_grace_s=0)
+    assert facts_size(span(1, 1, question=QUESTION_1MB)) > 1_000_000
+    flushed = []
+    for n in range(1, 1001):  # 1,000 root-less spans with 1 MB questions, as an attacker sends
+        flushed += assembler.add([span(n, 1, parent=7, question=QUESTION_1MB)])
+        assert assembler.size <= 64 << 20
+    assert 60 < assembler.trace_count < 70  # about 64 MiB of 1 MB questions
+    assert len(flushed) == 1000 - assembler.trace_count
+    assert {t.completion for t in flushed} == {"evicted"}
+    assert count(metrics, "assistant_assembly_evictions_total", limit="bytes") == len(flushed)
+    assert count(metrics, "assistant_assembly_evictions_total", limit="traces") == 0
+
+    assembler.add([span(5000, 2, parent=1, role="llm"), span(5000, 1, question="q?",
+                                                             answer="a.")])
+    turns = assembler.expire()
+    assert any(t.trace_id == (5000).to_bytes(16, "big").hex() and t.question == "q?"
+               and t.span_count == 2 for t in turns)
+    assembler.flush_all()
+    assert assembler.size == 0 and assembler.span_count == 0  # what was charged is given back
+
+
+def test_merged_fragments_are_charged_and_discard_gives_bytes_back() -> None:
+    assembler, _, _ = make()
+    assembler.add([span(1, 1)])
+    before = assembler.size
+    fragment = SpanFacts(trace_id=(1).to_bytes(16, "big"), span_id=(1).to_bytes(8, "big"),
+                         is_log_fragment=True, event_inputs=[Message("user", "x" * 10_000)])
+    assembler.add([fragment])
+    assert assembler.size >= before + 10_000
+    assert assembler.discard({(1).to_bytes(16, "big")}) == 1 and assembler.size == 0
+
+
+def _root_less_request(n: int) -> bytes:
+    request = ExportTraceServiceRequest()
+    spans = request.resource_spans.add().scope_spans.add().spans
+    s = spans.add(trace_id=(n + 1).to_bytes(16, "big"), span_id=(1).to_bytes(8, "big"),
+                  parent_span_id=(7).to_bytes(8, "big"), name="llm")
+    kv = s.attributes.add(key="assistant.question")
+    kv.value.string_value = QUESTION_1MB
+    return request.SerializeToString()
+
+
+def _rss_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+def test_root_less_megabyte_spans_cannot_grow_the_sidecar_beyond_its_budget(
+        tmp_path, monkeypatch) -> None:
+    from tests.conftest import SidecarProcess
+
+    # The admin endpoint's recent turns are bounded by count, not bytes: keep only a few.
+    monkeypatch.setenv("ASSISTANT_MONITOR_ADMIN__RECENT_TURNS", "5")
+    # No turn completes on its own meanwhile (decision_wait_s); none is judged (default_rate 0).
+    sidecar = SidecarProcess(tmp_path, "assembly: {decision_wait_s: 600, max_size_mib: 32}\n"
+                             "sampling: {default_rate: 0.0, always_keep: []}\n")
+    try:
+        pid, url = sidecar.process.pid, f"http://127.0.0.1:{sidecar.ports['http']}/v1/traces"
+        baseline = _rss_kib(pid, "VmRSS")
+        for n in range(300):
+            request = urllib.request.Request(url, data=_root_less_request(n), method="POST",
+                                             headers={"Content-Type": "application/x-protobuf"})
+            with urllib.request.urlopen(request, timeout=30) as response:
+                assert response.status == 200
+        grown_mib = (_rss_kib(pid, "VmHWM") - baseline) / 1024
+        assert grown_mib < 150, f"RSS grew {grown_mib:.0f} MiB for 300 MB of root-less spans"
+        metrics = sidecar.scrape()
+        evicted = _sample(metrics, 'assistant_assembly_evictions_total{limit="bytes"}')
+        assert evicted >= 250
+        assert _sample(metrics, "assistant_assembly_bytes") <= 32 << 20
+
+        body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{
+            "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+            "name": "turn", "attributes": [
+                {"key": "assistant.question", "value": {"stringValue": "Where is my parcel?"}},
+                {"key": "assistant.answer", "value": {"stringValue": "It ships tomorrow."}}],
+        }]}]}]}).encode()
+        request = urllib.request.Request(url, data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(request, timeout=10).close()
+        deadline = time.monotonic() + 30
+        while True:  # the sidecar still assembles a valid turn afterwards
+            with urllib.request.urlopen(f"{sidecar.admin_url}/api/turns?limit=5",
+                                        timeout=10) as response:
+                turns = json.load(response)
+            if any(t["trace_id"] == "5b8efff798038103d269b633813fc60c"
+                   and t["question"] == "Where is my parcel?" for t in turns):
+                break
+            assert time.monotonic() < deadline, "the valid turn was not assembled"
+            time.sleep(0.1)
+    finally:
+        assert sidecar.stop() == 0
+
+
+def _sample(exposition: str, name: str) -> float:
+    for line in exposition.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return 0.0
