@@ -1,13 +1,15 @@
 """Ingest throughput: spans per second per core through decode + mapping + assembly.
 
-    python bench/ingest.py [--traces 4000] [--batch 100]
+    python bench/ingest.py [--traces 4000] [--batch 100] [--wal off,on,nofsync]
 
 A realistic RAG trace mix (root, retrieval with 5 documents, two LLM calls, a tool call; about
 10 attributes a span; a third each in GenAI, OpenInference and OpenLLMetry conventions), sent as
 export requests of `--batch` traces. Prints, side by side:
   1. in-process: decode + map + assemble, per encoding (one core: Python runs one thread here);
   2. through the receivers: a client process sends to a sidecar process over loopback (gRPC,
-     HTTP protobuf, HTTP JSON); spans per second of the sidecar's CPU time, and its peak RSS.
+     HTTP protobuf, HTTP JSON); spans per second of the sidecar's CPU time, and its peak RSS;
+     once per `--wal` mode: the write-ahead log off, on (fsync before each answer, group
+     committed), on without fsync (survives kill -9, not a power cut).
 Timings are medians of `--repeat` runs. Nothing here is asserted.
 """
 
@@ -238,7 +240,12 @@ async def send_grpc(endpoint: str, bodies: list[bytes], concurrency: int) -> Non
         await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
-def through_receiver(kind: str, bodies: list[bytes], spans: int) -> tuple[float, float, float]:
+WAL_MODES = {"off": "{enabled: false}", "on": "{enabled: true, fsync: true}",
+             "nofsync": "{enabled: true, fsync: false}"}
+
+
+def through_receiver(kind: str, bodies: list[bytes], spans: int,
+                     wal: str) -> tuple[float, float, float]:
     """(spans per wall second, spans per sidecar CPU second, sidecar peak RSS MiB)."""
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     with tempfile.TemporaryDirectory() as tmp:
@@ -251,6 +258,7 @@ def through_receiver(kind: str, bodies: list[bytes], spans: int) -> tuple[float,
             # Ingest only: no turn is sampled, so no judge runs (bench/pipeline.py has those).
             "sampling: {default_rate: 0.0, always_keep: []}\n"
             f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n"
+            f"wal: {WAL_MODES[wal]}\n"
             "log_level: WARNING\n")
         sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
                                     str(config)])
@@ -283,7 +291,12 @@ def main() -> None:
     parser.add_argument("--traces", type=int, default=4000)
     parser.add_argument("--batch", type=int, default=100, help="traces per export request")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--wal", default="off,on", help="write-ahead log modes to compare: "
+                        + ", ".join(WAL_MODES))
     args = parser.parse_args()
+    wal_modes = args.wal.split(",")
+    if not set(wal_modes) <= WAL_MODES.keys():
+        parser.error(f"--wal: expected some of {', '.join(WAL_MODES)}")
 
     requests = make_requests(args.traces, args.batch)
     proto = [r.SerializeToString() for r in requests]
@@ -300,11 +313,17 @@ def main() -> None:
         seconds = statistics.median(in_process(bodies, fmt) for _ in range(args.repeat))
         print(f"  {name:26} {spans / seconds:>10,.0f} {seconds / spans * 1e6:>8.1f}")
 
-    print(f"\n{'through the receivers':28} {'spans/s':>10} {'spans/cpu-s':>12} {'peak RSS':>9}")
+    print(f"\n{'through the receivers':20} {'WAL':>7} {'spans/s':>10} {'spans/cpu-s':>12} "
+          f"{'peak RSS':>9}")
     for kind, bodies in (("grpc", proto), ("http-protobuf", proto), ("http-json", otlp_json)):
-        runs = [through_receiver(kind, bodies, spans) for _ in range(args.repeat)]
-        wall, per_cpu, rss = (statistics.median(r[i] for r in runs) for i in range(3))
-        print(f"  {kind:26} {wall:>10,.0f} {per_cpu:>12,.0f} {rss:>7.0f} MiB")
+        # Modes interleaved run by run: a machine busy meanwhile slows every mode alike.
+        runs: dict[str, list[tuple[float, float, float]]] = {wal: [] for wal in wal_modes}
+        for _ in range(args.repeat):
+            for wal in wal_modes:
+                runs[wal].append(through_receiver(kind, bodies, spans, wal))
+        for wal in wal_modes:
+            wall, per_cpu, rss = (statistics.median(r[i] for r in runs[wal]) for i in range(3))
+            print(f"  {kind:18} {wal:>7} {wall:>10,.0f} {per_cpu:>12,.0f} {rss:>7.0f} MiB")
     print("\nReference: the OpenTelemetry Collector published ~12k spans/s on one core "
           "(20-attribute spans).")
 

@@ -187,7 +187,7 @@ class Sidecar:
             self.store.close()
             self.store = None
         if self.wal is not None:
-            self.wal.close()
+            await self.wal.close()
         await self.admin.stop()
 
     async def _drain(self, timeout_s: float = 10.0) -> None:
@@ -260,7 +260,12 @@ class Sidecar:
             if not batch.facts:
                 continue
             batch.received, batch.rejected, batch.issues = len(batch.facts), Counter(), Counter()
-            self.consume(batch, "wal", record.signal)
+            try:
+                self.consume(batch, "wal", record.signal)
+            except Exception as exc:  # a request that breaks assembly must not stop every start
+                log.error("write-ahead log: replaying a request failed: %s", type(exc).__name__)
+                wal.metrics.wal_records_skipped.labels("unprocessable").inc()
+                continue
             wal.track(record.lsn, {f.trace_id for f in batch.facts}, self._holds)
             records, spans = records + 1, spans + len(batch.facts)
         wal.start()
@@ -319,11 +324,13 @@ class Sidecar:
                 await self.downstream.consume(turn)
                 if self.kafka is not None:
                     self.kafka.settled(trace_id)  # persisted or decided: its offsets may commit
+                if self.wal is not None:
+                    self.wal.settle(trace_id)  # its logged requests need not be replayed
             except Exception as exc:  # a failing stage must not stop the pipeline
                 # Only the type: an exception's text may quote trace content.
                 log.error("downstream stage failed on a turn: %s", type(exc).__name__)
-            finally:
-                if self.wal is not None:  # a failed one too: it must not pin the log for ever
+                if self.wal is not None:  # nor pin the log for ever
                     self.wal.settle(trace_id)
+            finally:
                 self._queued.discard(trace_id)
                 self.turns.task_done()

@@ -74,7 +74,8 @@ def test_torn_last_record_is_skipped_counted_and_replay_goes_on(tmp_path: Path, 
                                              {"reason": "torn"}) == 1
 
 
-def test_settled_traces_are_not_replayed_and_settled_segments_are_deleted(tmp_path: Path) -> None:
+async def test_settled_traces_are_not_replayed_and_settled_segments_are_deleted(
+        tmp_path: Path) -> None:
     wal, _ = _log(tmp_path)
     list(wal.replay())
     wal.start()
@@ -96,7 +97,7 @@ def test_settled_traces_are_not_replayed_and_settled_segments_are_deleted(tmp_pa
     after_crash.settle(b)
     after_crash.trim()
     assert len(list(tmp_path.glob("*.wal"))) == 1  # the old segment is settled: deleted
-    after_crash.close()
+    await after_crash.close()
     assert list(tmp_path.glob("*.wal")) == []  # a clean stop with nothing open leaves nothing
 
 

@@ -91,7 +91,8 @@ class Metrics:
             "was full.", registry=r)
         self.wal_records_skipped = Counter(
             "assistant_wal_records_skipped", "Write-ahead log records skipped at replay, by reason "
-            "(torn: a crash mid-write, corrupt).", ["reason"], registry=r)
+            "(torn: a crash mid-write, corrupt, undecodable, unprocessable).", ["reason"],
+            registry=r)
         self.wal_fsync_seconds = Histogram(
             "assistant_wal_fsync_seconds", "Time of one group commit of the write-ahead log.",
             buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1),

@@ -26,6 +26,7 @@ without content, and replay goes on with the next segment.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import struct
@@ -224,10 +225,13 @@ class WriteAheadLog:
             oldest.path.unlink(missing_ok=True)
         self.metrics.wal_bytes.set(self.size)
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """After a clean stop: with nothing open, the log is empty and its files go."""
         if self._fd is None:
             return
+        while self._flush is not None:  # its thread still uses the file descriptor
+            with contextlib.suppress(OSError):
+                await asyncio.shield(self._flush)
         self.trim()
         if self.settings.fsync:
             os.fsync(self._fd)
