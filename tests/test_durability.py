@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import grpc
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
@@ -126,6 +127,14 @@ def _post(url: str, body: bytes) -> int:
         return err.code
 
 
+def _grpc_export(endpoint: str, body: bytes) -> bytes:
+    with grpc.insecure_channel(endpoint) as channel:
+        export = channel.unary_unary(
+            "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+            request_serializer=lambda b: b, response_deserializer=lambda b: b)
+        return export(body, timeout=10)
+
+
 def _big_trace(n: int) -> bytes:
     """A one-span trace carrying 300 KB of answer."""
     return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{
@@ -143,7 +152,11 @@ def test_a_full_log_answers_429_until_its_turns_are_settled(start_sidecar) -> No
     statuses = [_post(url, _big_trace(n)) for n in range(1, 12)]
     assert statuses[:6] == [200] * 6 and statuses[-1] == 429, statuses
     accepted = statuses.count(200)
-    assert sidecar.metric("assistant_wal_refusals_total") >= 1
+    with pytest.raises(grpc.RpcError) as refused:
+        _grpc_export(sidecar.grpc_endpoint, b"")
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "write-ahead log is full" in refused.value.details()
+    assert sidecar.metric("assistant_wal_refusals_total") >= 2
     assert sidecar.metric("assistant_wal_bytes") <= (2 << 20) + 400_000
 
     sidecar.call(_set(stage.release))  # the stage recovers: turns settle, segments are deleted
