@@ -8,7 +8,9 @@ port is bound.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +25,12 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 from monitor.errors import ConfigError
 
@@ -372,3 +379,22 @@ def load_settings(path: str | Path | None = None) -> Settings:
         return Settings(**data)
     except ValidationError as exc:
         raise ConfigError([_describe(e) for e in exc.errors()]) from None
+    except SettingsError as exc:  # an environment value that is not the JSON a list or map needs
+        field = re.search(r'field "(\w+)"', str(exc))
+        raise ConfigError(_unparsable_environment(field.group(1) if field else "")
+                          or [f"environment: {exc}"]) from None
+
+
+def _unparsable_environment(field: str) -> list[str]:
+    """Name each variable of `field` whose value is not JSON (the value itself is not echoed)."""
+    prefix = f"{ENV_PREFIX}{field.upper()}__"
+    problems = []
+    for name, value in sorted(os.environ.items()):
+        if not name.startswith(prefix):
+            continue
+        try:
+            json.loads(value)
+        except ValueError:
+            problems.append(f"environment {name}: not valid JSON; list and mapping settings are "
+                            """given as JSON, e.g. '["negative_feedback", "error_status"]'""")
+    return problems

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +62,31 @@ def test_bad_config_stops_startup_before_binding(tmp_path: Path) -> None:
     missing = subprocess.run([sys.executable, "-m", "monitor", "check-config", "--config",
                               str(tmp_path / "nope.yaml")], capture_output=True, text=True)
     assert missing.returncode == 2 and "nope.yaml: No such file" in missing.stderr
+
+
+def test_a_list_in_the_environment_that_is_not_json_is_named(tmp_path: Path) -> None:
+    """The same clear message and exit status 2 as every other configuration error."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_MONITOR_")}
+    env["ASSISTANT_MONITOR_SAMPLING__ALWAYS_KEEP"] = "[negative_feedbak]"  # YAML, not JSON
+    done = subprocess.run([sys.executable, "-m", "monitor", "check-config"], capture_output=True,
+                          text=True, timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("assistant-monitor: invalid configuration:")
+    assert "environment ASSISTANT_MONITOR_SAMPLING__ALWAYS_KEEP: not valid JSON" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    env["ASSISTANT_MONITOR_SAMPLING__ALWAYS_KEEP"] = '["negative_feedbak"]'  # JSON, bad value
+    done = subprocess.run([sys.executable, "-m", "monitor", "run"], capture_output=True,
+                          text=True, timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "sampling.always_keep.0: Input should be 'negative_feedback'" in done.stderr
+
+
+def test_demo_without_its_receiver_is_a_configuration_error(tmp_path: Path) -> None:
+    config = tmp_path / "monitor.yaml"
+    config.write_text(f"receivers: {{http: {{enabled: false}}}}\nadmin: {{endpoint: '127.0.0.1:0'}}\n"
+                      f"store: {{path: '{tmp_path / 'store.db'}'}}\n")
+    done = subprocess.run([sys.executable, "-m", "monitor", "run", "--demo", "--config",
+                           str(config)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "--demo needs the OTLP/HTTP receiver" in done.stderr
