@@ -146,12 +146,14 @@ def turn_report(shown: dict[str, Any]) -> Group:
     parts += [Text("\nanswer", style="bold cyan"), Text(turn.get("answer") or "(none)")]
     if turn.get("feedback"):
         parts.append(Text(f"user feedback {turn['feedback']['score']:+.1f}", style="dim"))
-    for v in verdicts:
+    order = {m: i for i, m in enumerate(METRICS)}
+    for v in sorted(verdicts, key=lambda v: (order.get(v["metric"], len(order)), v["judge"])):
         value = _cell(v["label"], v["score"])
         if v["label"] is not None and v["score"] is not None:
             value.append(f" {v['score']:.2f}")
         parts += [Text.assemble(("\n" + v["metric"], "bold cyan"), "  ", value,
-                                (f"  ({v['judge']}, prompt {v['prompt_version'] or '-'})", "dim")),
+                                (f"  judge {v['judge']}" + (f", prompt {v['prompt_version']}"
+                                                           if v["prompt_version"] else ""), "dim")),
                   Text(v["rationale"] or "")]
         if v["metric"] == "groundedness":
             parts.append(_claims(v))
@@ -160,8 +162,9 @@ def turn_report(shown: dict[str, Any]) -> Group:
                 parts.append(Text(f"  {c['name']}: needed {c['needed']}, arguments supported "
                                   f"{c['arguments_supported']} ← {c.get('reasoning', '')}"))
     for c in shown.get("costs", []):
-        parts.append(Text(f"\ncost {c['judge']}: {c['calls']} LLM calls, {c['input_tokens']} + "
-                          f"{c['output_tokens']} tokens, {c['latency_s']:.2f} s", style="dim"))
+        if c["calls"]:
+            parts.append(Text(f"\ncost {c['judge']}: {c['calls']} LLM calls, {c['input_tokens']}"
+                              f" + {c['output_tokens']} tokens, {c['latency_s']:.2f} s", style="dim"))
     if not verdicts:
         parts.append(Text("\nno verdict yet", style="yellow"))
     return Group(*parts)
