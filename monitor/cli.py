@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import logging
 import os
@@ -59,7 +60,15 @@ async def _run(settings: Settings, demo: bool, config: str | None = None) -> Non
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await sidecar.start()
+    try:
+        await sidecar.start()
+    except (OSError, RuntimeError) as exc:  # grpc reports a port it cannot bind as RuntimeError
+        if not _cannot_bind(exc):
+            raise
+        reason = str(exc).split(";")[0].rstrip(".")
+        raise ConfigError([f"cannot listen: {reason}. Is another assistant-monitor running? Choose "
+                           "free ports with receivers.grpc.endpoint, receivers.http.endpoint "
+                           "and admin.endpoint"]) from None
     traffic = None
     if demo:
         from monitor.demo import DemoTraffic
@@ -85,6 +94,12 @@ async def _run(settings: Settings, demo: bool, config: str | None = None) -> Non
         log.info("%s", status.summary().replace("\n", " "))
 
 
+def _cannot_bind(exc: BaseException) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
+    return "Failed to bind" in str(exc)
+
+
 def _logging(settings: Settings) -> None:
     logging.basicConfig(level=settings.log_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -98,7 +113,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.demo and not settings.receivers.http.enabled:
         _config_error("--demo needs the OTLP/HTTP receiver (receivers.http.enabled: true)")
     _logging(settings)
-    asyncio.run(_run(settings, args.demo, args.config))
+    try:
+        asyncio.run(_run(settings, args.demo, args.config))
+    except ConfigError as exc:
+        _config_error(exc)
     return 0
 
 

@@ -184,6 +184,13 @@ class LocalJudgeSettings(_Section):
     # None: the one shipped in monitor/judges/models/claim_support.json.
     claim_support_model: Path | None = None
 
+    @field_validator("claim_support_model")
+    @classmethod
+    def _exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"no such file: {value}")
+        return value
+
 
 DEFAULT_ALLOWED_HOSTS = [
     "localhost", "127.0.0.0/8", "::1",  # the same machine or pod
