@@ -131,11 +131,13 @@ class StatusReporter:
 
     def start(self) -> None:
         if self.interactive:
+            stderr_here = sys.stderr.isatty()  # `2>file` keeps its logs in the file
             self._live = Live(self.render(Figures.read(self.registry)), console=self.console,
-                              auto_refresh=False, redirect_stdout=True, redirect_stderr=True,
-                              transient=False)
+                              auto_refresh=False, redirect_stdout=True,
+                              redirect_stderr=stderr_here, transient=False)
             self._live.start()
-            self._route_logs_above_the_panel()
+            if stderr_here:
+                self._route_logs_above_the_panel()
         else:
             for what, where in self.where:
                 log.info("look next: %s: %s", what, where)
