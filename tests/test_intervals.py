@@ -9,6 +9,13 @@ import random
 import pytest
 from prometheus_client import CollectorRegistry
 
+from monitor.agreement import (
+    agreement_interval,
+    agreement_rate,
+    cohen_kappa,
+    correlation_interval,
+    kappa_interval,
+)
 from monitor.config import SamplingSettings
 from monitor.emit.intervals import WeightedSums, wilson
 from monitor.emit.metrics import LabelGuard, Metrics
@@ -112,3 +119,18 @@ def test_intervals_from_the_counters_cover_the_truth_at_the_nominal_rate() -> No
 def test_no_turns_has_no_estimate() -> None:
     assert math.isnan(WeightedSums().mean)
     assert wilson(math.nan, 0) == (0.0, 1.0)
+
+
+def test_agreement_intervals_for_the_calibration_report() -> None:
+    # Spearman 0.5 on 30 items: z = atanh(0.5) ± 1.96 * sqrt((1 + 0.125) / 27) (Bonett-Wright).
+    half = 1.959964 * math.sqrt(1.125 / 27)
+    assert correlation_interval(0.5, 30, "spearman_rho") == pytest.approx(
+        (math.tanh(math.atanh(0.5) - half), math.tanh(math.atanh(0.5) + half)))
+    assert all(math.isnan(v) for v in correlation_interval(0.5, 4, "kendall_tau"))  # too few
+    rng = random.Random(0)
+    people = [rng.choice("ab") for _ in range(200)]
+    judge = [p if rng.random() < 0.8 else rng.choice("ab") for p in people]
+    kappa = cohen_kappa(people, judge)
+    low, high = kappa_interval(people, judge)
+    assert low < kappa < high and 0.1 < high - low < 0.3
+    assert agreement_interval(people, judge) == wilson(agreement_rate(people, judge), 200)
