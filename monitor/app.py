@@ -105,7 +105,7 @@ class Sidecar:
                             results: list[JudgeResult]) -> None:
                 verdicts.record(turn, probability, results)
                 if drift is not None:
-                    drift.observe(turn, results)
+                    drift.observe(turn, results, probability)
 
             self.judging = JudgeStage(settings.judging, self.store, judges, self.metrics,
                                       on_verdicts)

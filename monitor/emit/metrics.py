@@ -202,3 +202,17 @@ class Metrics:
         self.weighted_score = Counter(
             "assistant_weighted_score", "Sum of score/p over judged turns, by `metric`.",
             [*VERDICT_LABELS, "metric"], registry=r)
+        # The same sums with squared weights (1/p²): what a 95% interval needs (the variance of
+        # the ratio, see monitor/emit/intervals.py and the README's PromQL).
+        self.sq_weighted_turns = Counter(
+            "assistant_sq_weighted_turns", "Sum of 1/p² over judged turns with a verdict on "
+            "`metric`.", [*VERDICT_LABELS, "metric"], registry=r)
+        self.sq_weighted_verdicts = Counter(
+            "assistant_sq_weighted_verdicts", "Sum of 1/p² over judged turns, by `metric` and "
+            "label.", [*VERDICT_LABELS, "metric", "verdict"], registry=r)
+        self.sq_weighted_score = Counter(
+            "assistant_sq_weighted_score", "Sum of score/p² over judged turns, by `metric`.",
+            [*VERDICT_LABELS, "metric"], registry=r)
+        self.sq_weighted_score_squared = Counter(
+            "assistant_sq_weighted_score_squared", "Sum of score²/p² over judged turns, by "
+            "`metric`.", [*VERDICT_LABELS, "metric"], registry=r)
