@@ -147,6 +147,16 @@ async def test_unparseable_reply_is_re_asked_once_then_an_outage(bad: str) -> No
     assert "Refunds" not in str(err.value)  # errors name fields, never quote content
 
 
+@pytest.mark.parametrize("body", ["<html>Bad gateway</html>", '{"status": "ok"}',
+                                  '{"choices": []}', '{"choices": "none"}'])
+async def test_a_body_that_is_no_completion_is_an_outage(body: str) -> None:
+    with ScriptedOpenAIServer(lambda request: Reply(body=body)) as server:
+        judge = make_judge(server)
+        with pytest.raises(JudgeUnavailable):
+            await judge.judge(rag_turn())
+    assert judge.endpoint.breaker.failures >= 1  # one per call that failed before the cancel
+
+
 async def wait_until(condition: Any, timeout_s: float = 10.0) -> None:
     async with asyncio.timeout(timeout_s):
         while not condition():

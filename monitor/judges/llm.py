@@ -147,8 +147,8 @@ class Endpoint:
                 raise JudgeError(f"judge {s.name}: HTTP {exc.status_code}") from None
             self.metrics.llm_calls.labels(s.name, "unavailable").inc()  # 5xx, 429, 401, 404...
             raise self.outage(f"judge {s.name}: HTTP {exc.status_code}") from None
-        except openai.APIError as exc:  # unreachable, timed out, or a body that is no completion
-            self.metrics.llm_calls.labels(s.name, "unavailable").inc()
+        except (openai.APIError, json.JSONDecodeError) as exc:  # unreachable, timed out, a body
+            self.metrics.llm_calls.labels(s.name, "unavailable").inc()  # that is not JSON...
             raise self.outage(f"judge {s.name}: {type(exc).__name__}") from None
         finally:
             self.in_flight -= 1
