@@ -267,12 +267,12 @@ class ToolCallSettings(_Section):
 
 class JudgeInputSettings(_Section):
     """What a judge sees of a turn at most (UTF-8 bytes; counted when cut), so one huge turn
-    cannot stall judging."""
+    cannot stall judging. At most about 45k tokens in all, within a judge model's context."""
 
-    question_bytes: int = Field(8_192, gt=0)
-    answer_bytes: int = Field(32_768, gt=0)
-    document_bytes: int = Field(16_384, gt=0)  # each document
-    documents: int = Field(50, gt=0)  # the first ones
+    question_bytes: int = Field(4_096, gt=0)
+    answer_bytes: int = Field(16_384, gt=0)
+    document_bytes: int = Field(8_192, gt=0)  # each document
+    documents: int = Field(20, gt=0)  # the first ones (retrieval order)
 
 
 class JudgingSettings(_Section):

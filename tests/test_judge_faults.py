@@ -128,9 +128,9 @@ def stage_for(store: Store, judge: Any, metrics: Metrics | None = None, **judgin
 async def test_a_huge_turn_is_cut_to_the_byte_budget_before_any_judge_sees_it(
         tmp_path: Path) -> None:
     huge = AssistantTurn(
-        trace_id="f" * 32, question="é" * 600_000,  # 1.2 MB, two bytes a character
+        trace_id="f" * 32, question="€" * 400_000,  # 1.2 MB, three bytes a character
         answer="Short answer.",
-        documents=[RetrievedDocument(id=f"d{i}", content="x" * 20_000) for i in range(60)])
+        documents=[RetrievedDocument(id=f"d{i}", content="x" * 20_000) for i in range(30)])
     store = Store(tmp_path / "s.db")
     store.enqueue(huge, "rate", 1.0)
     metrics = Metrics(CollectorRegistry())
@@ -142,16 +142,16 @@ async def test_a_huge_turn_is_cut_to_the_byte_budget_before_any_judge_sees_it(
     finally:
         await stage.stop()
     seen = judge.seen[0]
-    assert seen.question == "é" * 4096  # 8 KiB, cut between characters
+    assert seen.question == "€" * 1365  # 4 KiB less the character cut in two
     assert seen.answer == "Short answer."
-    assert [d.id for d in seen.documents] == [f"d{i}" for i in range(50)]
-    assert all(d.content == "x" * 16_384 for d in seen.documents)
+    assert [d.id for d in seen.documents] == [f"d{i}" for i in range(20)]
+    assert all(d.content == "x" * 8_192 for d in seen.documents)
     truncated = {field: metrics.registry.get_sample_value(
         "assistant_judge_input_truncated_total", {"field": field})
         for field in ("question", "answer", "document", "documents")}
-    assert truncated == {"question": 1, "answer": None, "document": 50, "documents": 1}
+    assert truncated == {"question": 1, "answer": None, "document": 20, "documents": 1}
     kept = store.show(huge.trace_id)["turn"]
-    assert len(kept["question"]) == 600_000 and len(kept["documents"]) == 60  # stored whole
+    assert len(kept["question"]) == 400_000 and len(kept["documents"]) == 30  # stored whole
 
 
 class StuckInThread:
