@@ -21,7 +21,7 @@ from monitor.config import JudgingSettings, LLMJudgingSettings
 from monitor.emit.metrics import Metrics
 from monitor.judges.base import JudgeResult, Verdict
 from monitor.judges.llm import LLMJudge
-from monitor.judges.stage import JudgeStage
+from monitor.judges.stage import JudgeStage, judge_input
 from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.store import Store
 from tests.fakes.judge_model import judge_model
@@ -152,6 +152,19 @@ async def test_a_huge_turn_is_cut_to_the_byte_budget_before_any_judge_sees_it(
     assert truncated == {"question": 1, "answer": None, "document": 20, "documents": 1}
     kept = store.show(huge.trace_id)["turn"]
     assert len(kept["question"]) == 400_000 and len(kept["documents"]) == 30  # stored whole
+
+
+def test_a_turn_within_the_budget_is_judged_as_it_is() -> None:
+    cuts: list[str] = []
+    limits = JudgingSettings().input
+    small = numbered_turn(1).model_copy(update={"answer": None})
+    assert judge_input(small, limits, cuts.append) is small and cuts == []
+    at_limit = small.model_copy(update={"question": "q" * limits.question_bytes})
+    assert judge_input(at_limit, limits, cuts.append) is at_limit and cuts == []
+    # A lone surrogate (it can arrive in OTLP/JSON) is cut like any character, never raised on.
+    odd = small.model_copy(update={"question": "\ud800" * 5_000})
+    assert len(judge_input(odd, limits, cuts.append).question.encode()) <= limits.question_bytes
+    assert cuts == ["question"]
 
 
 class StuckInThread:

@@ -14,9 +14,9 @@ a circuit breaker stops calling an endpoint that keeps failing.
 What is an outage of the endpoint (JudgeUnavailable: the breaker counts it, the turn waits and
 no attempt is spent) and what is about the turn (JudgeError: an attempt is spent):
 - unreachable, 5xx, 429, timeouts, other 4xx (401, 403, 404...): an outage;
-- replies that are not verdicts after the bounded re-ask (prose, wrong schema, invalid labels):
-  an outage, unless the endpoint gave valid verdicts of that prompt to other turns between this
-  turn's previous invalid replies and this try: then only this turn gets them, it is the turn;
+- replies that are not verdicts after the bounded re-ask (prose, wrong schema, invalid labels,
+  a body that is no completion): an outage, unless the endpoint gave other turns valid verdicts
+  of that prompt between two tries of this turn: then the turn is the cause;
 - 400, 413, 422: the endpoint refuses this request's content (too long...): the turn.
 """
 

@@ -74,9 +74,9 @@ def judge_input(turn: AssistantTurn, limits: JudgeInputSettings,
         if cut:
             update[name] = text
             on_cut(name)
-    documents = turn.documents
-    if len(documents) > limits.documents:
-        documents = documents[:limits.documents]
+    documents = turn.documents[:limits.documents]
+    changed = len(documents) < len(turn.documents)
+    if changed:
         on_cut("documents")
     kept = []
     for document in documents:
@@ -84,8 +84,9 @@ def judge_input(turn: AssistantTurn, limits: JudgeInputSettings,
         if cut:
             document = document.model_copy(update={"content": content})
             on_cut("document")
+            changed = True
         kept.append(document)
-    if kept != turn.documents:
+    if changed:
         update["documents"] = kept
     return turn.model_copy(update=update) if update else turn
 
