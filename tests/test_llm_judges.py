@@ -314,6 +314,23 @@ async def test_panel_majority_and_agreement() -> None:
     assert result.judge == "panel" and result.calls == 6
 
 
+async def test_a_panel_judge_failing_cancels_the_others_calls() -> None:
+    import socket
+
+    with socket.socket() as silent, ScriptedOpenAIServer(lambda r: Reply(status=503)) as down:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # accepts, never answers
+
+        class Silent:
+            base_url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+
+        hung = make_judge(Silent(), "hung")  # type: ignore[arg-type]
+        panel = PanelJudge([hung, make_judge(down, "down")])
+        with pytest.raises(JudgeUnavailable, match="down"):
+            await panel.judge(rag_turn())
+        assert hung.endpoint.in_flight == 0  # its requests were cancelled with the panel's
+
+
 async def test_content_is_redacted_before_the_prompt() -> None:
     turn = rag_turn("Write to jane.doe@example.com; refunds are issued within 30 days.",
                     question="jane.doe@example.com asks: how long do refunds take?",
