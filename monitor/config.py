@@ -279,12 +279,23 @@ class ToolCallSettings(_Section):
         return value
 
 
+class JudgeInputSettings(_Section):
+    """What a judge sees of a turn at most (UTF-8 bytes; counted when cut), so one huge turn
+    cannot stall judging. At most about 45k tokens in all, within a judge model's context."""
+
+    question_bytes: int = Field(4_096, gt=0)
+    answer_bytes: int = Field(16_384, gt=0)
+    document_bytes: int = Field(8_192, gt=0)  # each document
+    documents: int = Field(20, gt=0)  # the first ones (retrieval order)
+
+
 class JudgingSettings(_Section):
     workers: int = Field(2, gt=0, le=64)
     calls_per_minute: float | None = Field(None, gt=0)  # judge-call rate limit; None: unlimited
     daily_token_budget: int | None = Field(None, gt=0)  # judge tokens per UTC day
     max_attempts: int = Field(3, gt=0)  # a turn whose judging fails this often is marked failed
     retry_backoff_s: float = Field(5.0, ge=0)
+    input: JudgeInputSettings = JudgeInputSettings()
     local: LocalJudgeSettings = LocalJudgeSettings()
     llm: LLMJudgingSettings = LLMJudgingSettings()
     tool_calls: ToolCallSettings = ToolCallSettings()

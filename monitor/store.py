@@ -142,17 +142,19 @@ class Store:
         self._backlog -= done.rowcount
 
     def fail(self, trace_id: str, error: str, retry_at: float | None) -> None:
-        """Put a turn back for a later attempt, or mark it failed when `retry_at` is None."""
+        """Judging failed for a reason about the turn (the attempt counts): put it back for a
+        later attempt, or mark it failed when `retry_at` is None."""
         if retry_at is None:
             self._backlog -= self.db.execute(
                 "UPDATE turns SET state = 'failed', error = ? WHERE trace_id = ? AND state = 'judging'",
                 (error, trace_id)).rowcount
         else:
             self.db.execute("UPDATE turns SET state = 'pending', error = ?, not_before = ?"
-                            " WHERE trace_id = ?", (error, retry_at, trace_id))
+                            " WHERE trace_id = ? AND state = 'judging'", (error, retry_at, trace_id))
 
     def release(self, trace_id: str, retry_at: float) -> None:
-        """Put a turn back untouched (its judge is unavailable): the attempt does not count."""
+        """Put a turn back untouched, the attempt not counted: its judge is unavailable (down,
+        answering garbage), or the sidecar stopped while judging it."""
         self.db.execute("UPDATE turns SET state = 'pending', attempts = attempts - 1,"
                         " not_before = ? WHERE trace_id = ? AND state = 'judging'",
                         (retry_at, trace_id))

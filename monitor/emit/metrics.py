@@ -123,6 +123,9 @@ class Metrics:
         self.judge_requests = Counter(
             "assistant_judge_requests", "Judge invocations by outcome (ok, error).",
             ["judge", "outcome"], registry=r)
+        self.judge_input_truncated = Counter(
+            "assistant_judge_input_truncated", "Turn fields cut to judging.input's limits before "
+            "judging (field: question, answer, document, documents).", ["field"], registry=r)
         self.judge_tokens = Counter(
             "assistant_judge_tokens", "Tokens spent by judges (kind: input, output).",
             ["judge", "kind"], registry=r)
