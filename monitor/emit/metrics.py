@@ -102,6 +102,9 @@ class Metrics:
             "assistant_assembly_spans", "Spans held by the assembler.", registry=r)
         self.queue_depth = Gauge(
             "assistant_queue_depth", "Items waiting in a stage's queue.", ["stage"], registry=r)
+        self.task_failures = Counter(
+            "assistant_background_task_failures", "Background tasks (assembly-tick, turn-pump, "
+            "retention) that failed and were restarted, by task.", ["task"], registry=r)
 
         # sampling
         self.turns_sampled = Counter(
