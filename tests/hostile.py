@@ -266,7 +266,7 @@ def _mutate_tree(data: Any, rng: random.Random) -> None:
         if isinstance(value, str) and value[:1] in "[{" and roll < 0.5:
             try:  # a JSON-encoded attribute (messages, arguments): mutate inside it
                 inner = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 inner = None
             if isinstance(inner, (dict, list)) and inner:
                 _mutate_tree(inner, rng)
