@@ -403,13 +403,16 @@ class GrpcSender:
     def __init__(self, target: str) -> None:
         self.channel = grpc.insecure_channel(target)
         self.calls = {m: self.channel.unary_unary(m) for m in (TRACE_METHOD, LOGS_METHOD)}
+        self.details = ""  # of the last call
 
     def __call__(self, method: str, body: bytes, compress: bool) -> grpc.StatusCode:
         try:
             self.calls[method](body, timeout=30,
                                compression=grpc.Compression.Gzip if compress else None)
         except grpc.RpcError as err:
+            self.details = err.details() or ""
             return err.code()  # type: ignore[no-any-return]
+        self.details = ""
         return grpc.StatusCode.OK
 
     def close(self) -> None:
