@@ -99,6 +99,10 @@ WRONG_TYPES: list[tuple[str, dict[str, Any]]] = [
         _kv("gen_ai.output.messages", stringValue='[{"role": "assistant", "content": '
             + "[" * 900 + "]" * 900 + ', "parts": [{"type": "tool_call", "name": "f", '
             '"arguments": ' + '{"a":' * 900 + "1" + "}" * 900 + "}]}]")])),
+    ("OpenLLMetry entity args that are not a list", _span([
+        _kv("traceloop.span.kind", stringValue="tool"),
+        _kv("traceloop.entity.input", stringValue='{"args": 5}'),
+        _kv("traceloop.entity.output", stringValue='{"args": {"a": 1}}')])),
     ("non-ASCII digit in an indexed key", _span([
         _kv("gen_ai.prompt.\u00b2.role", stringValue="user"),
         _kv("gen_ai.prompt.0.content", stringValue="hi")])),

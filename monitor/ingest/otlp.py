@@ -226,7 +226,7 @@ class OtlpDecoder:
             elif kv.key == A.TENANT_ID:
                 tenant = kv.value.string_value or None
         if self.tenant_id is not None and tenant != self.tenant_id:
-            reason = "missing tenant.id" if tenant is None else f"tenant.id {tenant!r}"
+            reason = "missing tenant.id" if tenant is None else "tenant.id"  # not echoed
             batch.reject("tenant_mismatch", count,
                          f"{count} {noun} refused: {reason} is not this sidecar's tenant")
             return None

@@ -39,14 +39,22 @@ def _too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
+def _may_nest_deeply(text: str) -> bool:
+    """Cheap bound first: JSON text with few brackets cannot nest deeply (no walk needed)."""
+    return text.count("[") + text.count("{") > MAX_JSON_DEPTH
+
+
 def _json(value: Any, issues: Counter[str], reason: str) -> Any:
     """Decode a JSON-encoded attribute; structured values pass through; garbage is counted."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            decoded = json.loads(value)
         except (ValueError, RecursionError):
             issues[reason] += 1
             return None
+        if not _may_nest_deeply(value):
+            return decoded
+        value = decoded
     if isinstance(value, (Mapping, list)) and _too_deep(value):
         issues["value_too_deep"] += 1
         return None
@@ -77,7 +85,11 @@ def _maybe_json(value: Any, issues: Counter[str] | None = None) -> Any:
             decoded = json.loads(value)
         except (ValueError, RecursionError):
             return value
-        return value if isinstance(decoded, (Mapping, list)) and _too_deep(decoded) else decoded
+        if isinstance(decoded, (Mapping, list)) and _may_nest_deeply(value) and _too_deep(decoded):
+            if issues is not None:
+                issues["value_too_deep"] += 1
+            return value  # kept as the text it was
+        return decoded
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, (Mapping, list)) and _too_deep(value):

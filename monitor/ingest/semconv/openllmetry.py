@@ -52,7 +52,10 @@ def _entity_payload(raw: Any, issues: Counter[str]) -> Any:
     data = _json(raw, issues, "malformed_entity")
     if isinstance(data, Mapping) and set(data) <= {"args", "kwargs"}:
         args, kwargs = data.get("args") or [], data.get("kwargs") or {}
-        if not args and isinstance(kwargs, Mapping):
+        if not isinstance(args, list) or not isinstance(kwargs, Mapping):
+            issues["malformed_entity"] += 1
+            return data
+        if not args:
             return dict(kwargs)
         if len(args) == 1 and not kwargs:
             return args[0]
