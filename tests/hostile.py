@@ -1,7 +1,7 @@
 """Hostile OTLP input: the bodies from issue 12, and a seeded mutator over real SDK payloads.
 
     bodies = [body for _, body in WRONG_TYPES]            # OTLP/JSON dicts
-    fuzz = Mutator(seed=7)                                 # mutations of real exporter encodings
+    fuzz = Mutator(seed=7)                                 # mutations of real SDK payloads
     request = fuzz.http_request()                          # (path, body, headers)
     send = HttpSender(url); status = send(*request)
 
@@ -25,6 +25,8 @@ from typing import Any
 import grpc
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from google.protobuf.message import Message
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.sdk.resources import Resource
@@ -213,15 +215,47 @@ def seed_requests(service: str = "fuzz-bot") -> list[ExportTraceServiceRequest]:
     return [encode_spans(spans) for spans in by_trace.values()]
 
 
-def to_otlp_json(request: ExportTraceServiceRequest) -> dict[str, Any]:
+def log_request(trace_id: bytes, span_id: bytes) -> ExportLogsServiceRequest:
+    """GenAI content events as log records, as opentelemetry-instrumentation-openai-v2 sends."""
+    request = ExportLogsServiceRequest()
+    records = request.resource_logs.add().scope_logs.add().log_records
+    for name, body in (("gen_ai.user.message", {"content": "Where is it?"}),
+                       ("gen_ai.tool.message", {"id": "c1", "content": "shipped"}),
+                       ("gen_ai.choice", {"index": 0, "message": {
+                           "role": "assistant", "content": "Tomorrow.",
+                           "tool_calls": [{"id": "c2", "type": "function", "function": {
+                               "name": "track", "arguments": '{"order": 42}'}}]}})):
+        record = records.add(event_name=name, trace_id=trace_id, span_id=span_id)
+        json_format.ParseDict({"kvlistValue": {"values": _kvlist(body)}}, record.body)
+    return request
+
+
+def _kvlist(body: dict[str, Any]) -> list[dict[str, Any]]:
+    def any_value(value: Any) -> dict[str, Any]:
+        if isinstance(value, dict):
+            return {"kvlistValue": {"values": _kvlist(value)}}
+        if isinstance(value, list):
+            return {"arrayValue": {"values": [any_value(v) for v in value]}}
+        if isinstance(value, int):
+            return {"intValue": str(value)}
+        return {"stringValue": str(value)}
+
+    return [{"key": k, "value": any_value(v)} for k, v in body.items()]
+
+
+def to_otlp_json(request: Message) -> dict[str, Any]:
     """protobuf JSON with the hex ids OTLP/JSON uses."""
     data = json_format.MessageToDict(request)
-    for rs in data.get("resourceSpans", []):
-        for ss in rs.get("scopeSpans", []):
-            for span in ss.get("spans", []):
-                for key in ("traceId", "spanId", "parentSpanId"):
-                    if span.get(key):
-                        span[key] = base64.b64decode(span[key]).hex()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        for key, value in item.items():
+            if key in ("traceId", "spanId", "parentSpanId") and isinstance(value, str):
+                item[key] = base64.b64decode(value).hex()
+            elif isinstance(value, dict):
+                stack.append(value)
+            elif isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, dict))
     return data
 
 
@@ -319,14 +353,29 @@ def _set_any(value: AnyValue, rng: random.Random, depth: int = 0) -> None:
         value.Clear()  # an empty AnyValue
 
 
-def _mutate_proto(request: ExportTraceServiceRequest, rng: random.Random) -> bytes:
+def _any_values(message: Message) -> list[AnyValue]:
+    """Every AnyValue in a request (attribute values, log bodies), at any depth."""
+    found, stack = [], [message]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, AnyValue):
+            found.append(item)
+        for field, value in item.ListFields():
+            if field.message_type is None:
+                continue
+            if isinstance(value, Message):
+                stack.append(value)
+            else:  # a repeated field of messages
+                stack.extend(value)
+    return found
+
+
+def _mutate_proto(request: Message, rng: random.Random) -> bytes:
     request = copy.deepcopy(request)
-    kvs = [kv for rs in request.resource_spans for kv in rs.resource.attributes]
-    kvs += [kv for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans
-            for kv in list(span.attributes) + [a for e in span.events for a in e.attributes]]
+    values = _any_values(request)
     for _ in range(rng.randint(1, 4)):
-        if kvs:
-            _set_any(rng.choice(kvs).value, rng)
+        if values:
+            _set_any(rng.choice(values), rng)
     body = bytearray(request.SerializeToString())
     roll = rng.random()
     if roll < 0.3 and body:  # byte-level damage
@@ -346,25 +395,29 @@ _ENCODINGS = ["gzip", "gzip-lying", "gzip-truncated", "br", "zstd", "compress", 
 class Mutator:
     """Seeded, so a failing input can be regenerated from (seed, index)."""
 
-    def __init__(self, seed: int, seeds: list[ExportTraceServiceRequest] | None = None) -> None:
+    def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
-        self.seeds = seeds if seeds is not None else seed_requests()
-        self.json_seeds = [to_otlp_json(s) for s in self.seeds]
+        self.seeds = {"traces": seed_requests()}
+        span = self.seeds["traces"][0].resource_spans[0].scope_spans[0].spans[0]
+        self.seeds["logs"] = [log_request(span.trace_id, span.span_id)]
+        self.json_seeds = {signal: [to_otlp_json(s) for s in seeds]
+                           for signal, seeds in self.seeds.items()}
 
-    def protobuf(self) -> bytes:
-        return _mutate_proto(self.rng.choice(self.seeds), self.rng)
+    def protobuf(self, signal: str = "traces") -> bytes:
+        return _mutate_proto(self.rng.choice(self.seeds[signal]), self.rng)
 
-    def json(self) -> bytes:
-        data = copy.deepcopy(self.rng.choice(self.json_seeds))
+    def json(self, signal: str = "traces") -> bytes:
+        data = copy.deepcopy(self.rng.choice(self.json_seeds[signal]))
         _mutate_tree(data, self.rng)
         return _dumps(data).encode()
 
     def http_request(self) -> tuple[str, bytes, dict[str, str]]:
         rng = self.rng
+        signal = "logs" if rng.random() < 0.1 else "traces"
         if rng.random() < 0.5:
-            body, content_type = self.json(), "application/json"
+            body, content_type = self.json(signal), "application/json"
         else:
-            body, content_type = self.protobuf(), "application/x-protobuf"
+            body, content_type = self.protobuf(signal), "application/x-protobuf"
         headers = {"Content-Type": content_type}
         if rng.random() < 0.15:
             encoding = rng.choice(_ENCODINGS)
@@ -374,12 +427,14 @@ class Mutator:
             elif encoding == "gzip-truncated":
                 body = packed[: rng.randrange(len(packed))]
             headers["Content-Encoding"] = encoding.replace("-lying", "").replace("-truncated", "")
-        path = "/v1/logs" if rng.random() < 0.05 else "/v1/traces"
-        return path, body, headers
+        if rng.random() < 0.03:  # a body sent to the other signal's path
+            signal = "traces" if signal == "logs" else "logs"
+        return f"/v1/{signal}", body, headers
 
     def grpc_request(self) -> tuple[str, bytes, bool]:
-        body = self.protobuf() if self.rng.random() < 0.9 else self.json()  # JSON: junk to gRPC
-        method = LOGS_METHOD if self.rng.random() < 0.05 else TRACE_METHOD
+        signal = "logs" if self.rng.random() < 0.1 else "traces"
+        body = self.protobuf(signal) if self.rng.random() < 0.9 else self.json(signal)  # JSON: junk
+        method = LOGS_METHOD if signal == "logs" else TRACE_METHOD
         return method, body, self.rng.random() < 0.1
 
 
