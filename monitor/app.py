@@ -257,6 +257,7 @@ class Sidecar:
             started = time.monotonic()
             try:
                 await run()
+                return  # the tasks loop forever: only a failure or stop() ends one
             except Exception as exc:  # noqa: BLE001  CancelledError (stop) is not an Exception
                 if time.monotonic() - started > 60:
                     pause = RESTART_PAUSE_S[0]  # it ran a while: not a crash loop
