@@ -16,6 +16,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 
 from prometheus_client import CollectorRegistry
 
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 
 TICK_S = 0.1  # how often due turns are completed
 RETENTION_EVERY_S = 3600.0
+RESTART_PAUSE_S = (1.0, 30.0)  # a failed background task restarts after 1 s, doubling to 30 s
 
 
 def build_judge(settings: Settings, metrics: Metrics) -> Judge:
@@ -115,6 +117,7 @@ class Sidecar:
         self.turns: asyncio.Queue[AssistantTurn] = asyncio.Queue()  # bounded by admit()
         self._tasks: list[asyncio.Task[None]] = []
         self._accepting = False
+        self._down: set[str] = set()  # background tasks failed and waiting to restart
 
         receivers = settings.receivers
         token = receivers.bearer_token.get_secret_value() if receivers.bearer_token else None
@@ -130,7 +133,8 @@ class Sidecar:
                                   holds=self._holds, discard=self._discard, drain=self.turns.join)
                       if settings.kafka.enabled else None)
         self.admin = AdminServer(settings.admin.endpoint, self.metrics.registry, self.recent,
-                                 ready=lambda: self._accepting, bearer_token=token)
+                                 ready=lambda: self._accepting and not self._down,
+                                 bearer_token=token)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -142,9 +146,10 @@ class Sidecar:
             for receiver in (self.grpc, self.http):
                 if receiver is not None:
                     await receiver.start()
-            self._tasks = [asyncio.create_task(self._tick(), name="assembly-tick"),
-                           asyncio.create_task(self._pump(), name="turn-pump"),
-                           asyncio.create_task(self._retention(), name="retention")]
+            self._tasks = [asyncio.create_task(self._supervise(name, run), name=name)
+                           for name, run in (("assembly-tick", self._tick),
+                                             ("turn-pump", self._pump),
+                                             ("retention", self._retention))]
             self._accepting = True
             if self.kafka is not None:
                 await self.kafka.start()
@@ -242,6 +247,29 @@ class Sidecar:
         self.metrics.assembly_traces.set(self.assembler.trace_count)
         self.metrics.assembly_spans.set(self.assembler.span_count)
         self.metrics.queue_depth.labels("turns").set(self.turns.qsize())
+
+    async def _supervise(self, name: str, run: Callable[[], Awaitable[None]]) -> None:
+        """Run a background task for good: a failure is logged (its type only: an exception's
+        text may quote trace content), counted, and the task restarted after a pause during
+        which /readyz answers not ready."""
+        pause = RESTART_PAUSE_S[0]
+        while True:
+            started = time.monotonic()
+            try:
+                await run()
+                return  # the tasks loop forever: only a failure or stop() ends one
+            except Exception as exc:  # noqa: BLE001  CancelledError (stop) is not an Exception
+                if time.monotonic() - started > 60:
+                    pause = RESTART_PAUSE_S[0]  # it ran a while: not a crash loop
+                log.error("background task %s failed (%s); restarting in %.0f s", name,
+                          type(exc).__name__, pause)
+                self.metrics.task_failures.labels(name).inc()
+                self._down.add(name)
+                try:
+                    await asyncio.sleep(pause)
+                finally:
+                    self._down.discard(name)
+                pause = min(pause * 2, RESTART_PAUSE_S[1])
 
     async def _tick(self) -> None:
         while True:

@@ -26,6 +26,7 @@ import logging
 import os
 import signal
 import sys
+import traceback
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -60,6 +61,7 @@ async def _run(settings: Settings, demo: bool, config: str | None = None) -> Non
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    loop.set_exception_handler(_loop_exception)
     try:
         await sidecar.start()
     except (OSError, RuntimeError) as exc:  # grpc reports a port it cannot bind as RuntimeError
@@ -100,9 +102,38 @@ def _cannot_bind(exc: BaseException) -> bool:
     return "Failed to bind" in str(exc)
 
 
+class ContentFreeFormatter(logging.Formatter):
+    """Tracebacks keep their frames (not their source lines) and exception types, not the
+    exceptions' messages: one may quote trace content (pydantic's `input_value=`, a parser's
+    offending value), and logs must never hold any. Third-party loggers (aiohttp, grpc,
+    asyncio) go through it too."""
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802  (logging's name)
+        chain: list[BaseException] = []
+        exc = ei[1]
+        while exc is not None and exc not in chain:
+            chain.append(exc)
+            exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+        lines = ["Traceback (most recent call last):\n"]
+        for exc in reversed(chain):
+            lines.extend(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}\n'
+                         for frame in traceback.extract_tb(exc.__traceback__))
+            lines.append(f"{type(exc).__module__}.{type(exc).__qualname__} (message withheld)\n")
+        return "".join(lines).rstrip("\n")
+
+
+def _loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's default handler prints the task and exception reprs, content included."""
+    exc = context.get("exception")
+    log.error("asyncio: %s (%s)", context.get("message", "unhandled error"),
+              type(exc).__name__ if exc is not None else "no exception", exc_info=exc)
+
+
 def _logging(settings: Settings) -> None:
-    logging.basicConfig(level=settings.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_format = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    logging.basicConfig(level=settings.log_level, format=log_format)
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(ContentFreeFormatter(log_format))
     # httpx logs every request line at INFO; the openai client logs bodies at DEBUG.
     for name in ("httpx", "openai"):
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))
@@ -117,6 +148,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         asyncio.run(_run(settings, args.demo, args.config))
     except ConfigError as exc:
         _config_error(exc)
+    except Exception:  # logged through the content-free formatter, not Python's default hook
+        log.critical("assistant-monitor stopped by an unexpected error", exc_info=True)
+        return 1
     return 0
 
 

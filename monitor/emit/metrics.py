@@ -51,14 +51,16 @@ class Metrics:
         # ingest
         self.receiver_requests = Counter(
             "assistant_receiver_requests", "OTLP export requests by receiver, signal and outcome "
-            "(accepted, partial, malformed, unsupported_media_type, too_large, unauthenticated, "
-            "overloaded, unavailable).", ["receiver", "signal", "outcome"], registry=r)
+            "(accepted, partial, malformed, unsupported_media_type, unsupported_encoding, "
+            "bad_encoding, too_large, unauthenticated, overloaded, unavailable, internal_error).",
+            ["receiver", "signal", "outcome"], registry=r)
         self.spans_received = Counter(
             "assistant_spans_received", "Spans received, before validation.", ["receiver"],
             registry=r)
         self.spans_refused = Counter(
             "assistant_spans_refused", "Spans refused or dropped, by reason (invalid_trace_id, "
-            "invalid_span_id, tenant_mismatch, late, trace_too_large).", ["reason"], registry=r)
+            "invalid_span_id, tenant_mismatch, late, trace_too_large, mapping_error).", ["reason"],
+            registry=r)
         self.mapping_issues = Counter(
             "assistant_span_mapping_issues", "Things in spans the semantic-convention mapping could "
             "not use, by reason; the rest of the span is kept.", ["reason"], registry=r)
@@ -102,6 +104,9 @@ class Metrics:
             "assistant_assembly_spans", "Spans held by the assembler.", registry=r)
         self.queue_depth = Gauge(
             "assistant_queue_depth", "Items waiting in a stage's queue.", ["stage"], registry=r)
+        self.task_failures = Counter(
+            "assistant_background_task_failures", "Background tasks (assembly-tick, turn-pump, "
+            "retention) that failed and were restarted, by task.", ["task"], registry=r)
 
         # sampling
         self.turns_sampled = Counter(
