@@ -310,7 +310,11 @@ def test_stationary_stream_keeps_grafana_quiet(stack: Stack) -> None:
             evaluations.add(evaluated)
         assert time.monotonic() < deadline, "Grafana stopped evaluating the drift rule"
         time.sleep(0.5)
-    assert rule["health"] == "ok"
+    groups = stack.grafana.get("/api/prometheus/grafana/api/v1/rules")["data"]["groups"]
+    rules = [r for g in groups for r in g["rules"]]
+    assert len(rules) == 5
+    assert [(r["name"], r.get("lastError", "")) for r in rules if r["health"] != "ok"] == []
+    assert [r["name"] for r in rules if r["name"] != DRIFT_RULE and r["state"] != "inactive"] == []
     assert stack.sidecar.metric("assistant_drift_score", metric="groundedness",
                                 service="steady-bot", route="support") < 3.0
 
