@@ -13,6 +13,7 @@ routes), as a user opening the dashboard sees it.
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 import subprocess
@@ -114,7 +115,7 @@ def _send_demo(sidecar: RunningSidecar, rounds: int) -> None:
     provider = TracerProvider(resource=Resource.create({"service.name": "demo-assistant"}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
         endpoint=sidecar.grpc_endpoint, insecure=True)))
-    rng = demo.random.Random(7)
+    rng = random.Random(7)
     for _ in range(rounds):
         for scenario in demo.SCENARIOS:
             demo.emit_turn(provider, scenario, rng)
@@ -236,8 +237,12 @@ def test_every_dashboard_loads_and_every_panel_returns_data(stack: Stack) -> Non
     services = grafana.get("/api/datasources/uid/prometheus/resources/api/v1/label/service/values")
     assert {"demo-assistant", "shop-bot", "steady-bot"} <= set(services["data"])  # `$service`
 
+    files = sorted((SHIPPED / "dashboards").glob("*.json"))
+    found = grafana.get("/api/search?type=dash-db")
+    assert sorted(d["uid"] for d in found) == \
+        sorted(json.loads(path.read_text())["uid"] for path in files)
     checked, empty = [], []
-    for path in sorted((SHIPPED / "dashboards").glob("*.json")):
+    for path in files:
         shipped = json.loads(path.read_text())
         loaded = grafana.get(f"/api/dashboards/uid/{shipped['uid']}")
         assert loaded["meta"]["provisioned"] and loaded["meta"]["folderTitle"] == "assistant-monitor"
