@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import re
 import sqlite3
 import threading
 import time
@@ -102,7 +103,8 @@ def exporter_provider(kafka: KafkaBroker, topic: str, encoding: str, compression
                       ) -> TracerProvider:
     provider = TracerProvider(resource=Resource.create({"service.name": "kafka-bot"}))
     provider.add_span_processor(BatchSpanProcessor(KafkaSpanExporter(
-        [kafka.bootstrap], topic, encoding=encoding, compression=compression)))  # type: ignore[arg-type]
+        [kafka.bootstrap], topic, encoding=encoding, compression=compression),  # type: ignore[arg-type]
+        schedule_delay_millis=100))  # a stream, not bursts five seconds apart
     return provider
 
 
@@ -297,6 +299,35 @@ def test_a_member_leaving_for_good_mid_stream_strands_nothing(
         for (span_count,) in store_rows(store, "SELECT json_extract(turn_json, '$.span_count') "
                                                "FROM turns WHERE route = 'split'"):
             assert span_count == 2
+
+
+def test_a_member_joining_mid_stream_takes_its_share_of_the_backlog_once(
+        kafka: KafkaBroker, sidecars: Start) -> None:
+    """Scale-up: the first member's partitions are revoked while sampled turns wait for its
+    judge; those of the partitions that move are judged once, by their new owner."""
+    topic = new_topic(kafka, partitions=4)
+    group = f"group-{topic}"
+    first = sidecars("a", kafka_yaml(kafka, topic, group=group) + SLOW_JUDGE)
+    wait_until(lambda: "partitions assigned" in first.log.read_text(), what="the first joined")
+    sent: list[str] = []
+    enough = threading.Event()
+    producer = threading.Thread(target=stream, args=(kafka, topic, sent, 10, enough))
+    producer.start()
+    try:
+        wait_until(lambda: count(first.store_path, "pending") >= 10, what="a backlog on the first")
+    finally:
+        enough.set()
+        producer.join()
+    second = sidecars("b", kafka_yaml(kafka, topic, group=group))
+    wait_until(lambda: "partitions assigned" in second.log.read_text(), what="both joined")
+    handed = re.search(r"given up; \d+ unfinished turns \((\d+) sampled\)", first.log.read_text())
+    assert handed and int(handed[1]) > 0  # the revoke found turns waiting for the first's judge
+    wait_until(lambda: set(judged_ids(first.store_path)) | set(judged_ids(second.store_path))
+               >= set(sent), what="every trace judged by one of the two")
+    assert first.stop() == 0 and second.stop() == 0
+    a, b = judged_ids(first.store_path), judged_ids(second.store_path)
+    assert a and b
+    assert sorted(a + b) == sorted(sent)  # nothing lost, nothing judged twice
 
 
 def test_sigterm_after_the_broker_is_gone_shuts_down_cleanly(sidecars: Start) -> None:
