@@ -232,6 +232,9 @@ class KafkaSource:
         the store and left uncommitted, so the next owner reads them again and judges them."""
         await _bounded(self.drain(), "sampling the turns assembled")
         ours = self.tracker.exclusive(partitions)
+        # Dropped before the next await, or the assembly tick would pass them on to this
+        # member's judge while the next owner reads them again.
+        self.discard(ours)  # withdrawn turns among them: assembled again if re-read here
         withdrawn: set[str] = set()
         if self.store is not None and ours:
             withdrawn = self.store.withdraw({t.hex() for t in ours})
@@ -249,7 +252,6 @@ class KafkaSource:
         dropped = self.tracker.forget(partitions)
         for tp in partitions:
             self._skip.pop(tp, None)
-        self.discard(dropped)  # withdrawn turns among them: assembled again if re-read here
         self.metrics.turns_discarded.inc(len(withdrawn))
         if partitions:
             log.info("partitions %s given up; %d unfinished turns (%d sampled) left to the group",
@@ -270,7 +272,8 @@ class KafkaSource:
                                                   max_records=self.settings.max_poll_records)
             for tp, messages in batches.items():
                 for message in messages:
-                    await self._handle(tp, message)
+                    if tp in self.consumer.assignment():  # not revoked while handling the batch
+                        await self._handle(tp, message)
             self._lag()
             if await self._maybe_commit(last_commit):
                 last_commit = time.monotonic()
