@@ -208,6 +208,7 @@ class KafkaSource:
             await self.stop()
             raise
         self._task = asyncio.create_task(self._run(), name="kafka-source")
+        self._task.add_done_callback(_report_death)
         log.info("consuming %s (%s) from %s as group %s", s.topic, s.encoding, s.brokers,
                  s.group_id)
 
@@ -216,7 +217,7 @@ class KafkaSource:
         leave the group. Idempotent, and bounded in time even when the broker is gone."""
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(Exception, asyncio.CancelledError):  # a death is logged
                 await self._task
             self._task = None
         if self.consumer is not None:
@@ -327,8 +328,12 @@ class KafkaSource:
         headers = [("error", reason.encode()), ("source.topic", tp.topic.encode()),
                    ("source.partition", str(tp.partition).encode()),
                    ("source.offset", str(message.offset).encode())]
-        await self.producer.send_and_wait(self.settings.dead_letter_topic, message.value,
-                                          key=message.key, headers=headers)
+        try:
+            await self.producer.send_and_wait(self.settings.dead_letter_topic, message.value,
+                                              key=message.key, headers=headers)
+        except KafkaError as exc:  # the broker is unwell: the partition goes on all the same
+            log.error("dead-lettering %s[%d]@%d failed: %s", tp.topic, tp.partition,
+                      message.offset, type(exc).__name__)
 
     async def load_settled(self, partitions: set[TopicPartition]) -> None:
         """Read the traces the previous reader judged past the committed offsets."""
@@ -400,6 +405,12 @@ async def _bounded(work: Awaitable[Any], what: str, timeout_s: float = _STEP_TIM
             await work
     except (KafkaError, TimeoutError) as exc:
         log.warning("%s did not complete: %s", what, type(exc).__name__)
+
+
+def _report_death(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        # The type only: an exception's text may quote trace content.
+        log.error("the Kafka consumer stopped: %s", type(task.exception()).__name__)
 
 
 async def _stop_consumer(consumer: AIOKafkaConsumer) -> None:
