@@ -105,12 +105,13 @@ class Sidecar:
 
             def on_verdicts(turn: AssistantTurn, probability: float,
                             results: list[JudgeResult]) -> None:
+                self._judged(turn.trace_id)
                 verdicts.record(turn, probability, results)
                 if drift is not None:
                     drift.observe(turn, results, probability)
 
             self.judging = JudgeStage(settings.judging, self.store, judges, self.metrics,
-                                      on_verdicts)
+                                      on_verdicts, on_failed=self._judged)
             downstream = SamplingStage(settings.sampling, self.store, self.metrics,
                                        self.judging.wake, settings.judging.daily_token_budget)
         self.downstream = downstream
@@ -130,7 +131,8 @@ class Sidecar:
                      if receivers.http.enabled else None)
         self._queued: set[bytes] = set()  # trace ids of turns waiting in the turn queue
         self.kafka = (KafkaSource(settings.kafka, decoder, self, self.metrics,
-                                  holds=self._holds, discard=self._discard, drain=self.turns.join)
+                                  holds=self._holds, discard=self._discard, drain=self.turns.join,
+                                  store=self.store)
                       if settings.kafka.enabled else None)
         self.admin = AdminServer(settings.admin.endpoint, self.metrics.registry, self.recent,
                                  ready=lambda: self._accepting and not self._down,
@@ -228,6 +230,10 @@ class Sidecar:
     def _holds(self, trace_id: bytes) -> bool:
         return self.assembler.holds(trace_id) or trace_id in self._queued
 
+    def _judged(self, trace_id: str) -> None:
+        if self.kafka is not None:  # judged or failed for good: its offsets may commit
+            self.kafka.judged(bytes.fromhex(trace_id))
+
     def _discard(self, trace_ids: set[bytes]) -> None:
         self.metrics.turns_discarded.inc(self.assembler.discard(trace_ids))
 
@@ -295,7 +301,7 @@ class Sidecar:
                 await self.recent.consume(turn)
                 await self.downstream.consume(turn)
                 if self.kafka is not None:
-                    self.kafka.settled(trace_id)  # persisted or decided: its offsets may commit
+                    self.kafka.passed_on(trace_id)  # decided against: its offsets may commit
             except Exception as exc:  # a failing stage must not stop the pipeline
                 # Only the type: an exception's text may quote trace content.
                 log.error("downstream stage failed on a turn: %s", type(exc).__name__)

@@ -159,6 +159,23 @@ class Store:
                         " not_before = ? WHERE trace_id = ? AND state = 'judging'",
                         (retry_at, trace_id))
 
+    def state(self, trace_id: str) -> str | None:
+        """pending | judging | judged | failed, or None when this trace id is not stored."""
+        row = self.db.execute("SELECT state FROM turns WHERE trace_id = ?", (trace_id,)).fetchone()
+        return row[0] if row else None
+
+    def withdraw(self, trace_ids: set[str]) -> set[str]:
+        """Take turns still waiting for a judge out of the queue (another replica judges them
+        now); return those withdrawn. Turns being judged or done are left alone."""
+        withdrawn = set()
+        with self._transaction():
+            for trace_id in trace_ids:
+                if self.db.execute("DELETE FROM turns WHERE trace_id = ? AND state = 'pending'",
+                                   (trace_id,)).rowcount:
+                    withdrawn.add(trace_id)
+        self._backlog -= len(withdrawn)
+        return withdrawn
+
     def backlog(self) -> int:
         """Turns waiting for a judge (pending or being judged); kept in memory, it is per turn."""
         return self._backlog

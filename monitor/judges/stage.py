@@ -93,12 +93,14 @@ def judge_input(turn: AssistantTurn, limits: JudgeInputSettings,
 
 class JudgeStage:
     def __init__(self, settings: JudgingSettings, store: Store, judges: list[Judge],
-                 metrics: Metrics, on_verdicts: OnVerdicts) -> None:
+                 metrics: Metrics, on_verdicts: OnVerdicts,
+                 on_failed: Callable[[str], None] | None = None) -> None:
         self.settings = settings
         self.store = store
         self.judges = judges
         self.metrics = metrics
         self.on_verdicts = on_verdicts
+        self.on_failed = on_failed  # a turn given up for good (its trace id)
         self.limiter = RateLimiter(settings.calls_per_minute)
         self._work = asyncio.Event()
         self._workers: list[asyncio.Task[None]] = []
@@ -204,6 +206,8 @@ class JudgeStage:
             self.store.fail(claimed.trace_id, error, retry_at=None)
             self.metrics.turns_dropped.labels("judge_failed").inc()
             log.warning("giving up on a turn after %d attempts: %s", claimed.attempts, error)
+            if self.on_failed is not None:
+                self.on_failed(claimed.trace_id)
         else:
             backoff = self.settings.retry_backoff_s * 2 ** (claimed.attempts - 1)
             self.store.fail(claimed.trace_id, error, retry_at=time.time() + backoff)
