@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models.dashboard import DataSourceRef
+from grafana_foundation_sdk.models.dashboard import DataSourceRef, DynamicConfigValue
 
 HERE = Path(__file__).resolve().parent
 DS = DataSourceRef(type_val="prometheus", uid="${datasource}")
@@ -58,6 +58,47 @@ def weighted_mean(metric: str, by: str = "service") -> str:
             f'{{metric="{metric}", {SEL}}}[$__rate_interval]))')
 
 
+def weighted_bound(metric: str, verdict: str | None, sign: str) -> str:
+    """A 95% bound (sign "-": lower, "+": upper) of a weighted rate (verdict given) or mean over
+    the whole selection: Wilson's interval on the effective sample size, from the squared-weight
+    sums, as deploy/prometheus/rules.yml and monitor/emit/intervals.py compute it."""
+    def total(name: str, verdict: str | None = None) -> str:
+        label = f', verdict="{verdict}"' if verdict else ""
+        return f'sum(increase({name}{{metric="{metric}"{label}, {SEL}}}[$__rate_interval]))'
+
+    w, w2 = total("assistant_weighted_turns_total"), total("assistant_sq_weighted_turns_total")
+    if verdict:
+        wy = total("assistant_weighted_verdicts_total", verdict)
+        w2y = w2y2 = total("assistant_sq_weighted_verdicts_total", verdict)
+    else:
+        wy, w2y = total("assistant_weighted_score_total"), total("assistant_sq_weighted_score_total")
+        w2y2 = total("assistant_sq_weighted_score_squared_total")
+    r = f"({wy} / {w})"
+    n = (f"((({r} * (1 - {r}) * {w} ^ 2 / ({w2y2} - 2 * {r} * {w2y} + {r} ^ 2 * {w2})) > 0 < +Inf)"
+         f" or {w} ^ 2 / {w2})")
+    return (f"({r} + 1.9208 / {n} {sign} 1.96 * sqrt({r} * (1 - {r}) / {n} + 0.9604 / {n} ^ 2))"
+            f" / (1 + 3.8416 / {n})")
+
+
+BAND = ("95% interval, low", "95% interval, high")
+BAND_NOTE = ("The shaded band is the 95% interval of the whole selection (all services and routes "
+             "chosen above; pick one to see its own), from the squared-weight sums.")
+
+
+def with_band(panel: Any, metric: str, verdict: str | None = None) -> Any:
+    """Adds the lower and upper bounds as two more series, filled between, without lines."""
+    panel = (panel.with_target(query(weighted_bound(metric, verdict, "-"), BAND[0], "LOW"))
+             .with_target(query(weighted_bound(metric, verdict, "+"), BAND[1], "HIGH")))
+    def bound(fill: int) -> list[Any]:
+        return [DynamicConfigValue(id_val="custom.lineWidth", value=0),
+                DynamicConfigValue(id_val="custom.fillOpacity", value=fill),
+                DynamicConfigValue(id_val="color", value={"mode": "fixed",
+                                                          "fixedColor": "#8ab8ff"})]
+    return (panel.override_by_name(BAND[0], bound(0))
+            .override_by_name(BAND[1], [*bound(25), DynamicConfigValue(
+                id_val="custom.fillBelowTo", value=BAND[0])]))
+
+
 def base(uid: str, title: str, description: str) -> Any:
     return (dashboard.Dashboard(title).uid(uid).description(description)
             .tags(["assistant-monitor"]).refresh("30s").time("now-6h", "now").timezone("browser")
@@ -90,11 +131,12 @@ def overview() -> Any:
                 query(f"sum by (service) (rate(assistant_turns_judged_total{{{SEL}}}"
                       "[$__rate_interval]))", "{{service}} judged", "B", exemplar=True)],
                 "reqps"))
-            .with_panel(series("No-answer rate", [
+            .with_panel(with_band(series("No-answer rate", [
                 query(weighted_ratio("completeness", "no_answer"), "{{service}}")],
-                "percentunit", max_value=1))
-            .with_panel(series("Groundedness", [query(weighted_mean("groundedness"),
-                                                      "{{service}}")], "percentunit", max_value=1))
+                "percentunit", BAND_NOTE, max_value=1), "completeness", "no_answer"))
+            .with_panel(with_band(series("Groundedness", [
+                query(weighted_mean("groundedness"), "{{service}}")], "percentunit",
+                BAND_NOTE, max_value=1), "groundedness"))
             .with_panel(series("Drift score", [
                 query(f"max by (metric, service) (assistant_drift_score{{{SEL}}})",
                       "{{service}} {{metric}}")], "short",
@@ -104,9 +146,10 @@ def overview() -> Any:
 def retrieval() -> Any:
     return (base("assistant-retrieval", "Assistant quality: retrieval",
                  "Are the retrieved documents relevant to the question?")
-            .with_panel(series("Context relevance (share of documents relevant)", [
+            .with_panel(with_band(series("Context relevance (share of documents relevant)", [
                 query(weighted_mean("context_relevance", "service, route"),
-                      "{{service}}/{{route}}")], "percentunit", max_value=1))
+                      "{{service}}/{{route}}")], "percentunit", BAND_NOTE, max_value=1),
+                "context_relevance"))
             .with_panel(series("Context relevance distribution (judged turns)", [
                 query(f"sum by (le) (rate(assistant_context_relevance_bucket{{{SEL}}}"
                       "[$__rate_interval]))", "≤ {{le}}", exemplar=True)], "reqps"))
@@ -123,12 +166,12 @@ def answers() -> Any:
                 query(weighted_ratio("completeness", v), v, ref)
                 for ref, v in (("A", "complete"), ("B", "incomplete"), ("C", "no_answer"))],
                 "percentunit", max_value=1))
-            .with_panel(series("Groundedness by route", [
+            .with_panel(with_band(series("Groundedness by route", [
                 query(weighted_mean("groundedness", "service, route"), "{{service}}/{{route}}")],
-                "percentunit", max_value=1))
-            .with_panel(series("Answers judged irrelevant", [
+                "percentunit", BAND_NOTE, max_value=1), "groundedness"))
+            .with_panel(with_band(series("Answers judged irrelevant", [
                 query(weighted_ratio("answer_relevance", "irrelevant"), "{{service}}")],
-                "percentunit", max_value=1))
+                "percentunit", BAND_NOTE, max_value=1), "answer_relevance", "irrelevant"))
             .with_panel(series("Claims by verdict", [
                 query(f"sum by (verdict) (rate(assistant_claims_total{{{SEL}}}"
                       "[$__rate_interval]))", "{{verdict}}")], "reqps"))
@@ -223,11 +266,13 @@ def alert_rules() -> dict[str, Any]:
         grafana_alert("assistant-no-answer", "Assistant no-answer rate",
                       "assistant:no_answer_rate:ratio_rate1h - (assistant:no_answer_rate:"
                       "ratio_rate1h offset 1d) and on (service, route) "
-                      "assistant:judged_turns:increase1h >= 50", "gt", 0.05, "30m", "page",
+                      "assistant:no_answer_rate:ratio_lower95_rate1h > (assistant:no_answer_rate"
+                      ":ratio_upper95_rate1h offset 1d)", "gt", 0.05, "30m", "page",
                       "No-answer rate of {{ $labels.service }} is 5 points above yesterday"),
         grafana_alert("assistant-groundedness", "Assistant groundedness",
                       "assistant:groundedness:mean_rate1h / (assistant:groundedness:mean_rate1h "
-                      "offset 1d) and on (service, route) assistant:judged_turns:increase1h >= 50",
+                      "offset 1d) and on (service, route) assistant:groundedness:mean_upper95_"
+                      "rate1h < (assistant:groundedness:mean_lower95_rate1h offset 1d)",
                       "lt", 0.9, "30m", "page",
                       "Groundedness of {{ $labels.service }} is 10% below yesterday"),
         grafana_alert("assistant-tool-failures", "Assistant tool calls failing",

@@ -19,6 +19,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 
 from prometheus_client import CollectorRegistry
 
@@ -45,6 +46,7 @@ log = logging.getLogger(__name__)
 
 TICK_S = 0.1  # how often due turns are completed
 RETENTION_EVERY_S = 3600.0
+RESTART_PAUSE_S = (1.0, 30.0)  # a failed background task restarts after 1 s, doubling to 30 s
 
 
 def build_judge(settings: Settings, metrics: Metrics) -> Judge:
@@ -107,18 +109,20 @@ class Sidecar:
 
             def on_verdicts(turn: AssistantTurn, probability: float,
                             results: list[JudgeResult]) -> None:
+                self._judged(turn.trace_id)
                 verdicts.record(turn, probability, results)
                 if drift is not None:
-                    drift.observe(turn, results)
+                    drift.observe(turn, results, probability)
 
             self.judging = JudgeStage(settings.judging, self.store, judges, self.metrics,
-                                      on_verdicts)
+                                      on_verdicts, on_failed=self._judged)
             downstream = SamplingStage(settings.sampling, self.store, self.metrics,
                                        self.judging.wake, settings.judging.daily_token_budget)
         self.downstream = downstream
         self.turns: asyncio.Queue[AssistantTurn] = asyncio.Queue()  # bounded by admit()
         self._tasks: list[asyncio.Task[None]] = []
         self._accepting = False
+        self._down: set[str] = set()  # background tasks failed and waiting to restart
 
         receivers = settings.receivers
         token = receivers.bearer_token.get_secret_value() if receivers.bearer_token else None
@@ -131,7 +135,8 @@ class Sidecar:
                      if receivers.http.enabled else None)
         self._queued: set[bytes] = set()  # trace ids of turns waiting in the turn queue
         self.kafka = (KafkaSource(settings.kafka, decoder, self, self.metrics,
-                                  holds=self._holds, discard=self._discard, drain=self.turns.join)
+                                  holds=self._holds, discard=self._discard, drain=self.turns.join,
+                                  store=self.store)
                       if settings.kafka.enabled else None)
         self.wal = None
         if settings.wal.enabled and (self.grpc or self.http):
@@ -139,7 +144,8 @@ class Sidecar:
                 settings.store.path.name + ".ingest-wal")
             self.wal = WriteAheadLog(directory, settings.wal, self.metrics)
         self.admin = AdminServer(settings.admin.endpoint, self.metrics.registry, self.recent,
-                                 ready=lambda: self._accepting, bearer_token=token)
+                                 ready=lambda: self._accepting and not self._down,
+                                 bearer_token=token)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -153,9 +159,10 @@ class Sidecar:
             for receiver in (self.grpc, self.http):
                 if receiver is not None:
                     await receiver.start()
-            self._tasks = [asyncio.create_task(self._tick(), name="assembly-tick"),
-                           asyncio.create_task(self._pump(), name="turn-pump"),
-                           asyncio.create_task(self._retention(), name="retention")]
+            self._tasks = [asyncio.create_task(self._supervise(name, run), name=name)
+                           for name, run in (("assembly-tick", self._tick),
+                                             ("turn-pump", self._pump),
+                                             ("retention", self._retention))]
             self._accepting = True
             if self.kafka is not None:
                 await self.kafka.start()
@@ -276,6 +283,10 @@ class Sidecar:
     def _holds(self, trace_id: bytes) -> bool:
         return self.assembler.holds(trace_id) or trace_id in self._queued
 
+    def _judged(self, trace_id: str) -> None:
+        if self.kafka is not None:  # judged or failed for good: its offsets may commit
+            self.kafka.judged(bytes.fromhex(trace_id))
+
     def _discard(self, trace_ids: set[bytes]) -> None:
         self.metrics.turns_discarded.inc(self.assembler.discard(trace_ids))
 
@@ -296,6 +307,29 @@ class Sidecar:
         self.metrics.assembly_spans.set(self.assembler.span_count)
         self.metrics.assembly_bytes.set(self.assembler.size)
         self.metrics.queue_depth.labels("turns").set(self.turns.qsize())
+
+    async def _supervise(self, name: str, run: Callable[[], Awaitable[None]]) -> None:
+        """Run a background task for good: a failure is logged (its type only: an exception's
+        text may quote trace content), counted, and the task restarted after a pause during
+        which /readyz answers not ready."""
+        pause = RESTART_PAUSE_S[0]
+        while True:
+            started = time.monotonic()
+            try:
+                await run()
+                return  # the tasks loop forever: only a failure or stop() ends one
+            except Exception as exc:  # noqa: BLE001  CancelledError (stop) is not an Exception
+                if time.monotonic() - started > 60:
+                    pause = RESTART_PAUSE_S[0]  # it ran a while: not a crash loop
+                log.error("background task %s failed (%s); restarting in %.0f s", name,
+                          type(exc).__name__, pause)
+                self.metrics.task_failures.labels(name).inc()
+                self._down.add(name)
+                try:
+                    await asyncio.sleep(pause)
+                finally:
+                    self._down.discard(name)
+                pause = min(pause * 2, RESTART_PAUSE_S[1])
 
     async def _tick(self) -> None:
         while True:
@@ -323,7 +357,7 @@ class Sidecar:
                 await self.recent.consume(turn)
                 await self.downstream.consume(turn)
                 if self.kafka is not None:
-                    self.kafka.settled(trace_id)  # persisted or decided: its offsets may commit
+                    self.kafka.passed_on(trace_id)  # decided against: its offsets may commit
                 if self.wal is not None:
                     self.wal.settle(trace_id)  # its logged requests need not be replayed
             except Exception as exc:  # a failing stage must not stop the pipeline

@@ -112,9 +112,11 @@ class TurnAssembler:
         return done
 
     def discard(self, trace_ids: set[bytes]) -> int:
-        """Drop turns being assembled without completing them (their source will re-send)."""
+        """Drop turns being assembled without completing them (their source will re-send), and
+        forget those completed: a re-send is assembled again, not refused as late."""
         dropped = 0
         for trace_id in trace_ids:
+            self._completed.pop(trace_id, None)
             pending = self._pending.pop(trace_id, None)
             if pending is not None:
                 self.span_count -= len(pending.spans)

@@ -16,7 +16,8 @@ against the human majority (labels), Kendall tau and Spearman rho against the hu
 own alpha and pairwise agreement (the ceiling); and the Fusion-Eval baselines without an LLM:
 AVG (mean of the plan's evaluators), LLMSel (the evaluator the plan selects) and CorrW
 (all evaluators weighted by their Spearman correlation with the human labels; the weights are
-reported).
+reported). Each agreement figure carries its 95% interval ("intervals": Wilson for agreement,
+a bootstrap for kappa, Fisher's z for the correlations), shown beside it in the reports.
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ from typing import Any
 from scipy import stats
 
 from monitor.agreement import (
+    agreement_interval,
     agreement_rate,
     cohen_kappa,
     confusion,
+    correlation_interval,
+    kappa_interval,
     krippendorff_alpha,
     pairwise_human_agreement,
     rank_correlations,
@@ -71,6 +75,12 @@ def _percentiles(values: list[float]) -> list[float]:
     return [float((r - 1) / (len(values) - 1)) if len(values) > 1 else 0.5 for r in ranks]
 
 
+def with_intervals(row: dict[str, Any], n: int) -> dict[str, Any]:
+    """The row's rank correlations with their 95% intervals added under "intervals"."""
+    found = {k: list(correlation_interval(row[k], n, k)) for k in ("kendall_tau", "spearman_rho")}
+    return {**row, "intervals": {**row.get("intervals", {}), **found}}
+
+
 def baselines(metric: str, evaluators: list[dict[str, float]], human: list[float]
               ) -> dict[str, Any]:
     """AVG, LLMSel and CorrW scores for one criterion, and their rank correlation with people."""
@@ -95,7 +105,8 @@ def baselines(metric: str, evaluators: list[dict[str, float]], human: list[float
     }
     return {"items": len(usable),
             "corrw_weights": {n: round(w / total, 4) for n, w in weights.items()},
-            **{name: rank_correlations(values, truth) for name, values in scored.items()}}
+            **{name: with_intervals(rank_correlations(values, truth), len(usable))
+               for name, values in scored.items()}}
 
 
 def metric_report(metric: str, cases: list[Case], results: dict[str, list[JudgeResult]],
@@ -123,13 +134,15 @@ def metric_report(metric: str, cases: list[Case], results: dict[str, list[JudgeR
                                                    [_numeric(x) for x in t])}
         if labelled:
             row |= {"agreement": agreement_rate(t, j), "cohen_kappa": cohen_kappa(t, j),
-                    "labels": LABELS[metric], "confusion": confusion(t, j, LABELS[metric])}
+                    "labels": LABELS[metric], "confusion": confusion(t, j, LABELS[metric]),
+                    "intervals": {"agreement": list(agreement_interval(t, j)),
+                                  "cohen_kappa": list(kappa_interval(t, j))}}
             with_judge = [h + [per_case[i].get(metric).label]  # type: ignore[union-attr]
                           for h, i in zip(humans, rated, strict=True)
                           if per_case[i].get(metric) is not None]  # type: ignore[arg-type]
             row["krippendorff_alpha_with_humans"] = krippendorff_alpha(
                 [h + [None] * (max(map(len, with_judge)) - len(h)) for h in with_judge])
-        out["judges"][name] = row
+        out["judges"][name] = with_intervals(row, len(pairs))
     fused = baselines(metric, [evaluators[i] for i in rated], [_numeric(x) for x in truth])
     if fused:
         out["baselines"] = fused
@@ -149,8 +162,14 @@ def calibration_report(cases: list[Case], results: dict[str, list[JudgeResult]],
             "metrics": {m: metric_report(m, cases, results, evaluators) for m in metrics}}
 
 
-def _fmt(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+def _fmt(value: Any, row: dict[str, Any] | None = None, key: str = "") -> str:
+    """A figure, with its 95% interval beside it when the row has one."""
+    if not isinstance(value, float):
+        return str(value)
+    low, high = (row or {}).get("intervals", {}).get(key, (math.nan, math.nan))
+    if math.isnan(low) or math.isnan(high):
+        return f"{value:.3f}"
+    return f"{value:.3f} [{low:.2f}, {high:.2f}]"
 
 
 def write_calibration(report: dict[str, Any], out: Path) -> None:
@@ -164,17 +183,19 @@ def write_calibration(report: dict[str, Any], out: Path) -> None:
                          f"pairwise agreement {_fmt(m['humans']['pairwise_agreement'])} "
                          "(the ceiling).")
             lines.append("")
-        lines += ["| judge | agreement | kappa | alpha with humans | Kendall tau | Spearman |",
-                  "|---|---|---|---|---|---|"]
+        lines += ["| judge | agreement [95% interval] | kappa | alpha with humans | Kendall tau "
+                  "| Spearman |", "|---|---|---|---|---|---|"]
         for name, row in m["judges"].items():
-            lines.append(f"| {name} | {_fmt(row.get('agreement', '-'))} | "
-                         f"{_fmt(row.get('cohen_kappa', '-'))} | "
+            lines.append(f"| {name} | {_fmt(row.get('agreement', '-'), row, 'agreement')} | "
+                         f"{_fmt(row.get('cohen_kappa', '-'), row, 'cohen_kappa')} | "
                          f"{_fmt(row.get('krippendorff_alpha_with_humans', '-'))} | "
-                         f"{_fmt(row['kendall_tau'])} | {_fmt(row['spearman_rho'])} |")
+                         f"{_fmt(row['kendall_tau'], row, 'kendall_tau')} | "
+                         f"{_fmt(row['spearman_rho'], row, 'spearman_rho')} |")
         for name, b in m.get("baselines", {}).items():
             if isinstance(b, dict) and "spearman_rho" in b:
-                lines.append(f"| {name} (no LLM) | - | - | - | {_fmt(b['kendall_tau'])} | "
-                             f"{_fmt(b['spearman_rho'])} |")
+                lines.append(f"| {name} (no LLM) | - | - | - | "
+                             f"{_fmt(b['kendall_tau'], b, 'kendall_tau')} | "
+                             f"{_fmt(b['spearman_rho'], b, 'spearman_rho')} |")
         if "baselines" in m:
             lines += ["", "CorrW weights: " + ", ".join(
                 f"{k} {v}" for k, v in m["baselines"]["corrw_weights"].items())]
@@ -188,15 +209,21 @@ def write_calibration(report: dict[str, Any], out: Path) -> None:
     for metric, m in report["metrics"].items():
         bars = {f"{name} agreement": row["agreement"] for name, row in m["judges"].items()
                 if "agreement" in row}
+        whiskers = {f"{name} agreement": row["intervals"]["agreement"]
+                    for name, row in m["judges"].items() if "agreement" in row}
         bars |= {f"{name} Spearman": row["spearman_rho"] for name, row in m["judges"].items()
                  if not math.isnan(row["spearman_rho"])}
-        bars |= {f"{name} Spearman (no LLM)": b["spearman_rho"]
-                 for name, b in m.get("baselines", {}).items()
-                 if isinstance(b, dict) and "spearman_rho" in b and not math.isnan(b["spearman_rho"])}
+        whiskers |= {f"{name} Spearman": row["intervals"]["spearman_rho"]
+                     for name, row in m["judges"].items()}
+        for name, b in m.get("baselines", {}).items():
+            if isinstance(b, dict) and "spearman_rho" in b and not math.isnan(b["spearman_rho"]):
+                bars[f"{name} Spearman (no LLM)"] = b["spearman_rho"]
+                whiskers[f"{name} Spearman (no LLM)"] = b["intervals"]["spearman_rho"]
         if "humans" in m and m["humans"]["pairwise_agreement"] is not None:
             bars["humans pairwise agreement (ceiling)"] = m["humans"]["pairwise_agreement"]
-        sections.append(f"<h2>{html.escape(metric)}</h2>" + svg_bars(bars))
-    sections.append("<p>Details and confusion matrices: calibration.md, calibration.json.</p>")
+        sections.append(f"<h2>{html.escape(metric)}</h2>" + svg_bars(bars, whiskers))
+    sections.append("<p>Lines across the bars: 95% intervals. Details and confusion matrices: "
+                    "calibration.md, calibration.json.</p>")
     (out / "calibration.html").write_text("<!doctype html><meta charset='utf-8'><title>"
                                           "Calibration</title><body style='font-family:sans-serif'>"
                                           + "".join(sections) + "</body>")

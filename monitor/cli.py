@@ -1,26 +1,36 @@
-"""`assistant-monitor`: run the sidecar, check a configuration, look at the last turns.
+"""`assistant-monitor`: run the sidecar, check a configuration, look at turns and verdicts.
 
     assistant-monitor run [--config FILE] [--demo]
     assistant-monitor check-config [--config FILE]
     assistant-monitor turns [--admin http://127.0.0.1:9464] [--limit 10] [--json]
     assistant-monitor replay FILE [--config FILE]
-    assistant-monitor verdicts list|show TRACE_ID|export-failing --out FILE [--config FILE]
+    assistant-monitor verdicts list [--route R] [--metric M [--below X]] [--state S] [--limit N]
+    assistant-monitor verdicts show TRACE_ID [--json]
+    assistant-monitor verdicts export-failing [--out FILE] [--groundedness-below X]
     assistant-monitor eval --dataset FILE.jsonl [--baseline report.json] [--min METRIC=VALUE]
+    assistant-monitor calibrate --dataset LABELLED.jsonl [--config FILE] [--out DIR]
+    assistant-monitor generate-dataset --templates FILE.yaml --out FILE.jsonl
+    assistant-monitor simulate --scenarios FILE.jsonl --tools FILE.json --user-base-url URL
+        --user-model NAME --target-base-url URL --target-model NAME --out FILE.jsonl
+
+`assistant-monitor COMMAND --help` describes each command's options.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import logging
 import os
 import signal
 import sys
+import traceback
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from monitor.config import Settings, load_settings
 from monitor.errors import ConfigError
@@ -28,45 +38,102 @@ from monitor.errors import ConfigError
 log = logging.getLogger("monitor")
 
 
+def _config_error(problem: str | ConfigError) -> NoReturn:
+    """Every configuration problem ends the same way: named on stderr, exit status 2."""
+    error = problem if isinstance(problem, ConfigError) else ConfigError([problem])
+    print(f"assistant-monitor: {error}", file=sys.stderr)
+    sys.exit(2)
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     try:
         return load_settings(args.config)
     except ConfigError as exc:
-        print(f"assistant-monitor: {exc}", file=sys.stderr)
-        sys.exit(2)
+        _config_error(exc)
 
 
-async def _run(settings: Settings, demo: bool) -> None:
+async def _run(settings: Settings, demo: bool, config: str | None = None) -> None:
     from monitor.app import Sidecar  # imported late: check-config and turns stay light
+    from monitor.console import StatusReporter, pointers
 
     sidecar = Sidecar(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await sidecar.start()
+    loop.set_exception_handler(_loop_exception)
+    try:
+        await sidecar.start()
+    except (OSError, RuntimeError) as exc:  # grpc reports a port it cannot bind as RuntimeError
+        if not _cannot_bind(exc):
+            raise
+        reason = str(exc).split(";")[0].rstrip(".")
+        raise ConfigError([f"cannot listen: {reason}. Is another assistant-monitor running? Choose "
+                           "free ports with receivers.grpc.endpoint, receivers.http.endpoint "
+                           "and admin.endpoint"]) from None
     traffic = None
     if demo:
         from monitor.demo import DemoTraffic
 
-        if sidecar.http is None:
-            raise SystemExit("assistant-monitor: --demo needs the OTLP/HTTP receiver enabled")
+        assert sidecar.http is not None
         token = settings.receivers.bearer_token
         traffic = DemoTraffic(
             f"127.0.0.1:{sidecar.http.port}",
             headers={"Authorization": f"Bearer {token.get_secret_value()}"} if token else None)
         traffic.start()
     log.info("assistant-monitor running; metrics at http://%s/metrics", settings.admin.endpoint)
+    status = StatusReporter(sidecar.metrics.registry, settings, pointers(settings, config))
+    status.start()
     await stop.wait()
+    await status.stop()
     log.info("stopping")
     if traffic is not None:
         await asyncio.to_thread(traffic.stop)
     await sidecar.stop()
+    if status.interactive:
+        status.console.print(status.summary())
+    else:
+        log.info("%s", status.summary().replace("\n", " "))
+
+
+def _cannot_bind(exc: BaseException) -> bool:
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
+    return "Failed to bind" in str(exc)
+
+
+class ContentFreeFormatter(logging.Formatter):
+    """Tracebacks keep their frames (not their source lines) and exception types, not the
+    exceptions' messages: one may quote trace content (pydantic's `input_value=`, a parser's
+    offending value), and logs must never hold any. Third-party loggers (aiohttp, grpc,
+    asyncio) go through it too."""
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802  (logging's name)
+        chain: list[BaseException] = []
+        exc = ei[1]
+        while exc is not None and exc not in chain:
+            chain.append(exc)
+            exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+        lines = ["Traceback (most recent call last):\n"]
+        for exc in reversed(chain):
+            lines.extend(f'  File "{frame.filename}", line {frame.lineno}, in {frame.name}\n'
+                         for frame in traceback.extract_tb(exc.__traceback__))
+            lines.append(f"{type(exc).__module__}.{type(exc).__qualname__} (message withheld)\n")
+        return "".join(lines).rstrip("\n")
+
+
+def _loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's default handler prints the task and exception reprs, content included."""
+    exc = context.get("exception")
+    log.error("asyncio: %s (%s)", context.get("message", "unhandled error"),
+              type(exc).__name__ if exc is not None else "no exception", exc_info=exc)
 
 
 def _logging(settings: Settings) -> None:
-    logging.basicConfig(level=settings.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log_format = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    logging.basicConfig(level=settings.log_level, format=log_format)
+    for handler in logging.getLogger().handlers:
+        handler.setFormatter(ContentFreeFormatter(log_format))
     # httpx logs every request line at INFO; the openai client logs bodies at DEBUG.
     for name in ("httpx", "openai"):
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))
@@ -74,8 +141,16 @@ def _logging(settings: Settings) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     settings = _settings(args)
+    if args.demo and not settings.receivers.http.enabled:
+        _config_error("--demo needs the OTLP/HTTP receiver (receivers.http.enabled: true)")
     _logging(settings)
-    asyncio.run(_run(settings, args.demo))
+    try:
+        asyncio.run(_run(settings, args.demo, args.config))
+    except ConfigError as exc:
+        _config_error(exc)
+    except Exception:  # logged through the content-free formatter, not Python's default hook
+        log.critical("assistant-monitor stopped by an unexpected error", exc_info=True)
+        return 1
     return 0
 
 
@@ -188,18 +263,36 @@ def _store(args: argparse.Namespace) -> Any:
 
 
 def cmd_verdicts(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from monitor import verdicts_view
+
+    if getattr(args, "below", None) is not None and args.metric not in verdicts_view.SCORED:
+        print("assistant-monitor: --below needs --metric with a scored metric: "
+              f"{', '.join(verdicts_view.SCORED)}", file=sys.stderr)
+        return 2
     store = _store(args)
+    # Piped output: no wrapping, so every line is whole for grep and the like.
+    console = Console() if sys.stdout.isatty() else Console(width=1000)
     if args.action == "list":
-        print(f"{'trace id':32}  {'state':8} {'reason':18} {'p':>6}  service/route")
-        for row in store.turns(limit=args.limit, state=args.state):
-            print(f"{row['trace_id']:32}  {row['state']:8} {row['reason']:18} "
-                  f"{row['probability']:>6.3f}  {row['service']}/{row['route'] or '-'}")
+        rows = verdicts_view.list_turns(store, args.limit, args.state, args.route, args.metric,
+                                        args.below)
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        elif rows:
+            console.print(verdicts_view.turns_table(rows, args.metric))
+        else:
+            print("no stored turn matches", file=sys.stderr)
     elif args.action == "show":
-        shown = store.show(args.trace_id or "")
+        shown = store.show(args.trace_id)
         if shown is None:
-            print(f"assistant-monitor: no stored turn {args.trace_id}", file=sys.stderr)
+            print(f"assistant-monitor: no stored turn with trace id {args.trace_id} "
+                  "(`assistant-monitor verdicts list` shows the stored ones)", file=sys.stderr)
             return 1
-        print(json.dumps(shown, indent=2, default=str))
+        if args.json:
+            print(json.dumps(shown, indent=2, default=str))
+        else:
+            console.print(verdicts_view.turn_report(shown))
     else:
         count = 0
         with open(args.out, "w") as out:
@@ -314,68 +407,111 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+CONFIG_HELP = "YAML configuration file (default: $ASSISTANT_MONITOR_CONFIG, else built-in defaults)"
+
+
+def _verdicts_parser(sub: Any) -> None:
+    verdicts = sub.add_parser("verdicts", help="read the local verdict store (store.path)",
+                              description="Read the local verdict store back: list turns with "
+                                          "their verdicts, show one, export the failing ones.")
+    actions = verdicts.add_subparsers(dest="action", required=True, metavar="ACTION")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", help=CONFIG_HELP + "; it names store.path")
+    listing = actions.add_parser("list", parents=[common],
+                                 help="the newest stored turns, a column per judged metric")
+    listing.add_argument("--route", help="only this route (or SERVICE/ROUTE)")
+    listing.add_argument("--metric", choices=["context_relevance", "answer_relevance",
+                                              "completeness", "groundedness", "tool_use",
+                                              "tool_calls"],
+                         help="only turns with a verdict on this metric, and only its column")
+    listing.add_argument("--below", type=float, metavar="SCORE",
+                         help="with a scored --metric: only turns scoring below SCORE")
+    listing.add_argument("--state", choices=["pending", "judging", "judged", "failed"],
+                         help="only turns in this state")
+    listing.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    listing.add_argument("--json", action="store_true", help="print the rows as JSON")
+    show = actions.add_parser("show", parents=[common],
+                              help="one turn: question, documents, claims, verdicts, rationales")
+    show.add_argument("trace_id", metavar="TRACE_ID",
+                      help="the turn's trace id (32 hex digits, from `verdicts list`)")
+    show.add_argument("--json", action="store_true",
+                      help="print the raw stored record as JSON instead")
+    export = actions.add_parser("export-failing", parents=[common],
+                                help="write no-answer and low-groundedness turns as eval JSONL")
+    export.add_argument("--out", default="failing-turns.jsonl",
+                        help="JSONL file to write (default failing-turns.jsonl)")
+    export.add_argument("--groundedness-below", type=float, default=0.5,
+                        help="groundedness under which a turn fails (default 0.5)")
+    verdicts.set_defaults(func=cmd_verdicts)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="assistant-monitor", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the sidecar")
-    run.add_argument("--config", help="YAML configuration file")
-    run.add_argument("--demo", action="store_true", help="also send demo assistant traffic to it")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser("run", help="run the sidecar (a live status on a terminal)")
+    run.add_argument("--config", help=CONFIG_HELP)
+    run.add_argument("--demo", action="store_true",
+                     help="also send it traffic from a small demo assistant (2 turns/s)")
     run.set_defaults(func=cmd_run)
     check = sub.add_parser("check-config", help="validate the configuration and print it")
-    check.add_argument("--config", help="YAML configuration file")
+    check.add_argument("--config", help=CONFIG_HELP)
     check.set_defaults(func=cmd_check_config)
     turns = sub.add_parser("turns", help="show the last turns assembled by a running sidecar")
-    turns.add_argument("--admin", default="http://127.0.0.1:9464", help="admin endpoint URL")
-    turns.add_argument("--limit", type=int, default=10)
+    turns.add_argument("--admin", default="http://127.0.0.1:9464",
+                       help="the sidecar's admin endpoint URL (default http://127.0.0.1:9464)")
+    turns.add_argument("--limit", type=int, default=10, help="how many turns (default 10)")
     turns.add_argument("--json", action="store_true", help="print the full turns as JSON")
     turns.set_defaults(func=cmd_turns)
     replay = sub.add_parser("replay", help="judge recorded OTLP (JSON lines or length-prefixed "
                                            "protobuf, as the Collector's file exporter writes)")
-    replay.add_argument("file")
-    replay.add_argument("--config", help="YAML configuration file")
+    replay.add_argument("file", metavar="FILE",
+                        help="recorded OTLP traces: JSON lines, or length-prefixed protobuf")
+    replay.add_argument("--config", help=CONFIG_HELP)
     replay.set_defaults(func=cmd_replay)
-    verdicts = sub.add_parser("verdicts", help="read the local verdict store")
-    verdicts.add_argument("action", choices=["list", "show", "export-failing"])
-    verdicts.add_argument("trace_id", nargs="?", help="with show: the turn's trace id")
-    verdicts.add_argument("--config", help="YAML configuration file (for store.path)")
-    verdicts.add_argument("--state", choices=["pending", "judging", "judged", "failed"])
-    verdicts.add_argument("--limit", type=int, default=20)
-    verdicts.add_argument("--out", default="failing-turns.jsonl", help="with export-failing")
-    verdicts.add_argument("--groundedness-below", type=float, default=0.5)
-    verdicts.set_defaults(func=cmd_verdicts)
+    _verdicts_parser(sub)
     evaluate = sub.add_parser("eval", help="judge a golden dataset offline; exit 1 when a gate fails")
     evaluate.add_argument("--dataset", required=True, help="JSONL turns (see the README)")
-    evaluate.add_argument("--config", help="YAML configuration file (judges, tool calls)")
+    evaluate.add_argument("--config", help=CONFIG_HELP + " (judges, tool calls)")
     evaluate.add_argument("--out", default="eval-report", help="folder for the reports")
     evaluate.add_argument("--baseline", help="a previous report.json to compare with")
     evaluate.add_argument("--min", action="append", metavar="METRIC=VALUE",
                           help="minimum (maximum for *_rate metrics) a metric must reach")
     evaluate.add_argument("--max-drop", type=float, default=0.05,
                           help="relative drop against the baseline that fails (default 0.05)")
-    evaluate.add_argument("--concurrency", type=int, default=4)
+    evaluate.add_argument("--concurrency", type=int, default=4,
+                          help="turns judged at once (default 4)")
     evaluate.set_defaults(func=cmd_eval)
     cal = sub.add_parser("calibrate", help="measure the judges against human labels")
     cal.add_argument("--dataset", required=True, help="JSONL turns with human `labels`")
-    cal.add_argument("--config", help="YAML configuration file (the judges)")
+    cal.add_argument("--config", help=CONFIG_HELP + " (the judges)")
     cal.add_argument("--out", default="calibration", help="folder for the report")
     cal.set_defaults(func=cmd_calibrate)
     gen = sub.add_parser("generate-dataset", help="scenario templates + CSV data -> golden JSONL")
-    gen.add_argument("--templates", required=True)
-    gen.add_argument("--out", required=True)
+    gen.add_argument("--templates", required=True,
+                     help="YAML scenario templates (CSV paths inside are relative to it)")
+    gen.add_argument("--out", required=True, help="golden JSONL file to write")
     gen.set_defaults(func=cmd_generate)
     sim = sub.add_parser("simulate", help="drive a chatbot through scenarios with an LLM user")
     sim.add_argument("--scenarios", required=True, help="JSONL from generate-dataset")
     sim.add_argument("--tools", required=True, help="JSON list of OpenAI tool definitions")
-    sim.add_argument("--user-base-url", required=True)
-    sim.add_argument("--user-model", required=True)
-    sim.add_argument("--target-base-url", required=True)
-    sim.add_argument("--target-model", required=True)
-    sim.add_argument("--api-key", default="unused")
-    sim.add_argument("--max-turns", type=int, default=8)
-    sim.add_argument("--out", required=True)
+    sim.add_argument("--user-base-url", required=True,
+                     help="OpenAI-compatible endpoint of the simulated user's LLM")
+    sim.add_argument("--user-model", required=True, help="model name for the simulated user")
+    sim.add_argument("--target-base-url", required=True,
+                     help="OpenAI-compatible endpoint of the chatbot under test")
+    sim.add_argument("--target-model", required=True, help="model name of the chatbot")
+    sim.add_argument("--api-key", default="unused", help="API key sent to both endpoints")
+    sim.add_argument("--max-turns", type=int, default=8,
+                     help="user turns per conversation at most (default 8)")
+    sim.add_argument("--out", required=True, help="JSONL file for the conversations (an eval "
+                                                   "dataset)")
     sim.set_defaults(func=cmd_simulate)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     return int(args.func(args))
 
 

@@ -8,7 +8,9 @@ port is bound.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +25,12 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 from monitor.errors import ConfigError
 
@@ -189,6 +196,13 @@ class LocalJudgeSettings(_Section):
     # None: the one shipped in monitor/judges/models/claim_support.json.
     claim_support_model: Path | None = None
 
+    @field_validator("claim_support_model")
+    @classmethod
+    def _exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"no such file: {value}")
+        return value
+
 
 DEFAULT_ALLOWED_HOSTS = [
     "localhost", "127.0.0.0/8", "::1",  # the same machine or pod
@@ -277,12 +291,23 @@ class ToolCallSettings(_Section):
         return value
 
 
+class JudgeInputSettings(_Section):
+    """What a judge sees of a turn at most (UTF-8 bytes; counted when cut), so one huge turn
+    cannot stall judging. At most about 45k tokens in all, within a judge model's context."""
+
+    question_bytes: int = Field(4_096, gt=0)
+    answer_bytes: int = Field(16_384, gt=0)
+    document_bytes: int = Field(8_192, gt=0)  # each document
+    documents: int = Field(20, gt=0)  # the first ones (retrieval order)
+
+
 class JudgingSettings(_Section):
     workers: int = Field(2, gt=0, le=64)
     calls_per_minute: float | None = Field(None, gt=0)  # judge-call rate limit; None: unlimited
     daily_token_budget: int | None = Field(None, gt=0)  # judge tokens per UTC day
     max_attempts: int = Field(3, gt=0)  # a turn whose judging fails this often is marked failed
     retry_backoff_s: float = Field(5.0, ge=0)
+    input: JudgeInputSettings = JudgeInputSettings()
     local: LocalJudgeSettings = LocalJudgeSettings()
     llm: LLMJudgingSettings = LLMJudgingSettings()
     tool_calls: ToolCallSettings = ToolCallSettings()
@@ -385,3 +410,22 @@ def load_settings(path: str | Path | None = None) -> Settings:
         return Settings(**data)
     except ValidationError as exc:
         raise ConfigError([_describe(e) for e in exc.errors()]) from None
+    except SettingsError as exc:  # an environment value that is not the JSON a list or map needs
+        field = re.search(r'field "(\w+)"', str(exc))
+        raise ConfigError(_unparsable_environment(field.group(1) if field else "")
+                          or [f"environment: {exc}"]) from None
+
+
+def _unparsable_environment(field: str) -> list[str]:
+    """Name each variable of `field` whose value is not JSON (the value itself is not echoed)."""
+    prefix = f"{ENV_PREFIX}{field.upper()}__"
+    problems = []
+    for name, value in sorted(os.environ.items()):
+        if not name.startswith(prefix):
+            continue
+        try:
+            json.loads(value)
+        except ValueError:
+            problems.append(f"environment {name}: not valid JSON; list and mapping settings are "
+                            """given as JSON, e.g. '["negative_feedback", "error_status"]'""")
+    return problems

@@ -25,9 +25,10 @@ class ConfigError(MonitorError):
 class PermanentError(MonitorError):
     """A payload that will never be accepted; `http_status` says why (400, 413, 415)."""
 
-    def __init__(self, message: str, http_status: int = 400) -> None:
+    def __init__(self, message: str, http_status: int = 400, outcome: str | None = None) -> None:
         super().__init__(message)
         self.http_status = http_status
+        self.outcome = outcome  # the receiver-requests outcome label, when not the status's
 
     @property
     def grpc_code(self) -> grpc.StatusCode:
@@ -55,3 +56,10 @@ class RetryableError(MonitorError):
     @property
     def grpc_code(self) -> grpc.StatusCode:
         return grpc.StatusCode.RESOURCE_EXHAUSTED if self.overloaded else grpc.StatusCode.UNAVAILABLE
+
+
+def wire_text(exc: BaseException, limit: int = 1024) -> str:
+    """An error's message as it may go on the wire: valid UTF-8 (a lone surrogate would make
+    building the error response fail in turn) and bounded."""
+    text = str(exc).encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -13,7 +13,8 @@ Dataset: JSONL, one turn a line (see the README for the fields):
      "labels": {"completeness": "complete"}}
 
 Writes report.json (every metric, per scenario type, the worst cases, every turn's verdicts),
-report.md and report.html (the same, with bar charts), and returns the gate failures: a metric
+report.md and report.html (the same, with bar charts; each figure with its 95% interval, see
+`intervals`), and returns the gate failures: a metric
 under its minimum, or more than `max_drop` (relative, default 5%) worse than the baseline's.
 """
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from monitor.emit.intervals import WeightedSums, wilson
 from monitor.judges.base import Judge, JudgeResult
 from monitor.judges.tool_match import ToolCallScores
 from monitor.model import AssistantTurn, RetrievedDocument, ToolCall
@@ -109,6 +112,36 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def intervals(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """95% interval [low, high] of each aggregate: Wilson's for rates, Wilson's on the effective
+    sample size for mean scores (monitor/emit/intervals.py); tool-call ratios as proportions of
+    their calls or arguments, reliability as the mean of its two recalls' bounds."""
+    values: dict[str, list[float]] = defaultdict(list)
+    tools = ToolCallScores()
+    for row in rows:
+        for metric, value in row["metrics"].items():
+            if not metric.startswith("tool_calls."):
+                values[metric].append(value)
+        if row.get("tool_counts"):
+            tools.add(ToolCallScores(**row["tool_counts"]))
+    out = {}
+    for metric, found in sorted(values.items()):
+        estimate = WeightedSums.of(found).estimate()
+        out[metric] = [round(estimate.low, 4), round(estimate.high, 4)]
+    if tools.expected_calls or tools.actual_calls:
+        ratios = {"name_precision": (tools.matched_names, tools.actual_calls),
+                  "name_recall": (tools.matched_names, tools.expected_calls),
+                  "argument_precision": (tools.matched_arguments, tools.actual_arguments),
+                  "argument_recall": (tools.matched_required, tools.expected_arguments)}
+        for key, (part, whole) in ratios.items():
+            low, high = wilson(part / whole, whole) if whole else (1.0, 1.0)
+            out[f"tool_calls.{key}"] = [round(low, 4), round(high, 4)]
+        out["tool_calls.reliability"] = [
+            round((out["tool_calls.name_recall"][i] + out["tool_calls.argument_recall"][i]) / 2, 4)
+            for i in (0, 1)]
+    return out
+
+
 async def judge_cases(cases: list[Case], judges: list[Judge], concurrency: int = 4
                       ) -> list[dict[str, Any]]:
     semaphore = asyncio.Semaphore(concurrency)
@@ -169,9 +202,12 @@ def build_report(rows: list[dict[str, Any]], dataset: Path, judges: list[str]) -
                 + (1 - m.get("no_answer_rate", 0)) + m.get("context_relevance", 1))
 
     worst = sorted(rows, key=badness)[:10]
+    scenarios = sorted(by_scenario)
     return {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "dataset": str(dataset),
             "judges": judges, "turns": len(rows), "metrics": aggregate(rows),
-            "by_scenario": by_scenario,
+            "intervals": intervals(rows), "by_scenario": by_scenario,
+            "by_scenario_intervals": {s: intervals([r for r in rows if r["scenario_type"] == s])
+                                      for s in scenarios},
             "cost": {"calls": sum(r["cost"]["calls"] for r in rows),
                      "tokens": sum(r["cost"]["tokens"] for r in rows)},
             "worst": [{"id": r["id"], "scenario_type": r["scenario_type"], "metrics": r["metrics"]}
@@ -179,18 +215,31 @@ def build_report(rows: list[dict[str, Any]], dataset: Path, judges: list[str]) -
             "rows": rows}
 
 
-def svg_bars(values: dict[str, float], width: int = 360) -> str:
-    """An inline SVG bar chart of 0..1 values (no plotting library needed)."""
+def svg_bars(values: dict[str, float], intervals: dict[str, Any] | None = None,
+             width: int = 360) -> str:
+    """An inline SVG bar chart of 0..1 values (no plotting library needed); a black line across
+    a bar spans its 95% interval where `intervals` gives one ([low, high])."""
     height = 22 * len(values) + 4
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 260}" height="{height}">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + 340}" height="{height}">']
     for i, (name, value) in enumerate(values.items()):
         value = max(value, 0.0)  # correlations can be negative; the bar starts at 0
         y = 22 * i + 2
+        low, high = (intervals or {}).get(name, (math.nan, math.nan))
+        known = not (math.isnan(low) or math.isnan(high))
+        label = f"{value:.3f}" + (f" [{low:.2f}, {high:.2f}]" if known else "")
         parts.append(f'<text x="0" y="{y + 15}" font-size="13">{html.escape(name)}</text>'
-                     f'<rect x="230" y="{y}" width="{max(value, 0) * width:.0f}" height="18" '
-                     f'fill="#3b7dd8"/><text x="{236 + max(value, 0) * width:.0f}" y="{y + 15}" '
-                     f'font-size="13">{value:.3f}</text>')
+                     f'<rect x="230" y="{y}" width="{value * width:.0f}" height="18" '
+                     f'fill="#3b7dd8"/><text x="{236 + max(value, high if known else 0) * width:.0f}"'
+                     f' y="{y + 15}" font-size="13">{label}</text>')
+        if known:
+            x1, x2 = 230 + max(low, 0) * width, 230 + max(high, 0) * width
+            parts.append(f'<line x1="{x1:.0f}" x2="{x2:.0f}" y1="{y + 9}" y2="{y + 9}" '
+                         'stroke="black" stroke-width="2"><title>95% interval</title></line>')
     return "".join(parts) + "</svg>"
+
+
+def _with_interval(value: float, interval: list[float] | None) -> str:
+    return f"{value:.3f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
 
 
 def write_reports(report: dict[str, Any], failures: list[str], out: Path) -> None:
@@ -201,11 +250,15 @@ def write_reports(report: dict[str, Any], failures: list[str], out: Path) -> Non
              f"{report['cost']['calls']} LLM calls, {report['cost']['tokens']} tokens.", "",
              "## Gates", ""]
     lines += [f"- FAILED: {f}" for f in failures] or ["- passed"]
-    lines += ["", "## Metrics", "", "| metric | value |", "|---|---|"]
-    lines += [f"| {k} | {v:.3f} |" for k, v in report["metrics"].items()]
-    lines += ["", "## Per scenario type", ""]
+    lines += ["", "## Metrics", "", "| metric | value | 95% interval |", "|---|---|---|"]
+    lines += [f"| {k} | {v:.3f} | " + ("{:.3f} to {:.3f}".format(*report["intervals"][k])
+                                        if k in report["intervals"] else "-") + " |"
+              for k, v in report["metrics"].items()]
+    lines += ["", "## Per scenario type (95% intervals in brackets)", ""]
     for scenario, metrics in report["by_scenario"].items():
-        lines.append(f"- **{scenario}**: " + ", ".join(f"{k} {v:.3f}" for k, v in metrics.items()))
+        bounds = report["by_scenario_intervals"].get(scenario, {})
+        lines.append(f"- **{scenario}**: " + ", ".join(
+            f"{k} {_with_interval(v, bounds.get(k))}" for k, v in metrics.items()))
     lines += ["", "## Worst cases", "", "| id | scenario | metrics |", "|---|---|---|"]
     lines += [f"| {w['id']} | {w['scenario_type']} | "
               + ", ".join(f"{k} {v:.2f}" for k, v in w["metrics"].items()) + " |"
@@ -215,9 +268,11 @@ def write_reports(report: dict[str, Any], failures: list[str], out: Path) -> Non
                 f"<p>{report['turns']} turns; judges {html.escape(', '.join(report['judges']))}</p>",
                 "<h2>Gates</h2><ul>" + ("".join(f"<li><b>FAILED</b> {html.escape(f)}</li>"
                                                 for f in failures) or "<li>passed</li>") + "</ul>",
-                "<h2>Metrics</h2>" + svg_bars(report["metrics"])]
+                "<h2>Metrics</h2><p>Lines across the bars: 95% intervals.</p>"
+                + svg_bars(report["metrics"], report["intervals"])]
     for scenario, metrics in report["by_scenario"].items():
-        sections.append(f"<h3>{html.escape(scenario)}</h3>" + svg_bars(metrics))
+        sections.append(f"<h3>{html.escape(scenario)}</h3>"
+                        + svg_bars(metrics, report["by_scenario_intervals"].get(scenario)))
     sections.append("<h2>Worst cases</h2><table><tr><th>id</th><th>scenario</th><th>metrics</th>"
                     "</tr>" + "".join(
                         f"<tr><td>{html.escape(w['id'])}</td><td>{html.escape(w['scenario_type'])}"

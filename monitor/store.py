@@ -142,20 +142,39 @@ class Store:
         self._backlog -= done.rowcount
 
     def fail(self, trace_id: str, error: str, retry_at: float | None) -> None:
-        """Put a turn back for a later attempt, or mark it failed when `retry_at` is None."""
+        """Judging failed for a reason about the turn (the attempt counts): put it back for a
+        later attempt, or mark it failed when `retry_at` is None."""
         if retry_at is None:
             self._backlog -= self.db.execute(
                 "UPDATE turns SET state = 'failed', error = ? WHERE trace_id = ? AND state = 'judging'",
                 (error, trace_id)).rowcount
         else:
             self.db.execute("UPDATE turns SET state = 'pending', error = ?, not_before = ?"
-                            " WHERE trace_id = ?", (error, retry_at, trace_id))
+                            " WHERE trace_id = ? AND state = 'judging'", (error, retry_at, trace_id))
 
     def release(self, trace_id: str, retry_at: float) -> None:
-        """Put a turn back untouched (its judge is unavailable): the attempt does not count."""
+        """Put a turn back untouched, the attempt not counted: its judge is unavailable (down,
+        answering garbage), or the sidecar stopped while judging it."""
         self.db.execute("UPDATE turns SET state = 'pending', attempts = attempts - 1,"
                         " not_before = ? WHERE trace_id = ? AND state = 'judging'",
                         (retry_at, trace_id))
+
+    def state(self, trace_id: str) -> str | None:
+        """pending | judging | judged | failed, or None when this trace id is not stored."""
+        row = self.db.execute("SELECT state FROM turns WHERE trace_id = ?", (trace_id,)).fetchone()
+        return row[0] if row else None
+
+    def withdraw(self, trace_ids: set[str]) -> set[str]:
+        """Take turns still waiting for a judge out of the queue (another replica judges them
+        now); return those withdrawn. Turns being judged or done are left alone."""
+        withdrawn = set()
+        with self._transaction():
+            for trace_id in trace_ids:
+                if self.db.execute("DELETE FROM turns WHERE trace_id = ? AND state = 'pending'",
+                                   (trace_id,)).rowcount:
+                    withdrawn.add(trace_id)
+        self._backlog -= len(withdrawn)
+        return withdrawn
 
     def backlog(self) -> int:
         """Turns waiting for a judge (pending or being judged); kept in memory, it is per turn."""

@@ -73,5 +73,13 @@ def test_calibrate_reports_agreement_for_judges_panel_and_baselines(tmp_path: Pa
     assert baselines["LLMSel"]["spearman_rho"] > 0.8  # the local claim support tracks people
     assert sum(baselines["corrw_weights"].values()) == pytest.approx(1.0, abs=1e-3)
     markdown = (tmp_path / "cal/calibration.md").read_text()
-    assert "| lenient | 0.750 |" in markdown and "CorrW (no LLM)" in markdown
+    assert "| lenient | 0.750 [0.51, 0.90] |" in markdown and "CorrW (no LLM)" in markdown
     assert "<svg" in (tmp_path / "cal/calibration.html").read_text()
+    # Every figure has its 95% interval: perfect agreement on 16 items is only known to be above
+    # 0.8 (Wilson); the lenient judge's 0.75 could be anything from 0.51 to 0.90.
+    assert careful["intervals"]["agreement"] == pytest.approx([0.8064, 1.0], abs=1e-4)
+    assert lenient["intervals"]["agreement"] == pytest.approx([0.5050, 0.8982], abs=1e-4)
+    assert careful["intervals"]["cohen_kappa"] == [1.0, 1.0]
+    low, high = baselines["LLMSel"]["intervals"]["spearman_rho"]
+    assert low < baselines["LLMSel"]["spearman_rho"] < high <= 1.0
+    assert "95% interval" in (tmp_path / "cal/calibration.html").read_text()

@@ -1,16 +1,28 @@
-"""The command line as an operator uses it: `run --demo`, `turns`, SIGTERM."""
+"""The command line as an operator uses it: `run --demo` (piped and on a terminal), `turns`,
+SIGTERM, `--help`."""
 
 from __future__ import annotations
 
+import argparse
+import fcntl
+import os
+import pty
+import re
+import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import termios
 import time
 import urllib.request
 from pathlib import Path
 
+from monitor.cli import build_parser
 from monitor.demo import SCENARIOS
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def free_port() -> int:
@@ -24,7 +36,7 @@ def scrape(url: str) -> str:
         return response.read().decode()
 
 
-def test_run_demo_shows_turns_and_metrics_then_stops_cleanly(tmp_path: Path) -> None:
+def demo_config(tmp_path: Path) -> tuple[Path, int]:
     grpc_port, http_port, admin_port = free_port(), free_port(), free_port()
     config = tmp_path / "monitor.yaml"
     config.write_text(
@@ -33,6 +45,11 @@ def test_run_demo_shows_turns_and_metrics_then_stops_cleanly(tmp_path: Path) -> 
         f"admin: {{endpoint: '127.0.0.1:{admin_port}'}}\n"
         "assembly: {root_grace_s: 0.2}\n"
         f"store: {{path: '{tmp_path / 'store.db'}'}}\n")
+    return config, admin_port
+
+
+def test_run_demo_shows_turns_and_metrics_then_stops_cleanly(tmp_path: Path) -> None:
+    config, admin_port = demo_config(tmp_path)
     admin = f"http://127.0.0.1:{admin_port}"
     process = subprocess.Popen(
         [sys.executable, "-m", "monitor", "run", "--demo", "--config", str(config)],
@@ -61,8 +78,90 @@ def test_run_demo_shows_turns_and_metrics_then_stops_cleanly(tmp_path: Path) -> 
         output, _ = process.communicate(timeout=30)
     assert process.returncode == 0, output
     assert "stopping" in output
+    # Not a terminal: plain log lines, pointers once, and the summary of the run at the end.
+    assert f"look next: metrics: http://127.0.0.1:{admin_port}/metrics" in output
+    assert re.search(r"assistant-monitor ran \d+:\d\d:\d\d: \d+ turns received", output), output
+    assert "\x1b[" not in output
     # Turn content stays out of the logs.
     assert not any(s.question in output or s.answer in output for s in SCENARIOS)
+
+
+def read_terminal(fd: int, until: float, done: object = None) -> str:
+    """What the program wrote to its terminal before `until`, or until `done(text)` is true."""
+    chunks = []
+    while time.monotonic() < until:
+        ready, _, _ = select.select([fd], [], [], max(0.0, until - time.monotonic()))
+        if not ready:
+            break
+        try:
+            data = os.read(fd, 65536)
+        except OSError:  # EIO: the program closed its terminal
+            break
+        if not data:
+            break
+        chunks.append(data.decode(errors="replace"))
+        if callable(done) and done("".join(chunks)):
+            break
+    return "".join(chunks)
+
+
+def test_run_demo_on_a_terminal_shows_a_live_status(tmp_path: Path) -> None:
+    config, admin_port = demo_config(tmp_path)
+    master, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "monitor", "run", "--demo", "--config", str(config)],
+        stdin=child, stdout=child, stderr=child, env={**os.environ, "TERM": "xterm-256color"})
+    os.close(child)
+
+    def judged(text: str) -> list[int]:
+        return [int(n) for n in re.findall(r"judged (\d+)", ANSI.sub("", text))]
+
+    try:
+        # The panel is redrawn every second: the judged count climbs while we watch.
+        seen = read_terminal(master, time.monotonic() + 120,
+                             lambda text: len(set(judged(text))) >= 3 and max(judged(text)) >= 3)
+        counts = judged(seen)
+        assert len(set(counts)) >= 3 and counts == sorted(counts), ANSI.sub("", seen)[-3000:]
+        screen = ANSI.sub("", seen)
+        assert re.search(r"received \d+", screen) and "backlog" in screen
+        assert "latency" in screen and "dropped" in screen
+        assert f"http://127.0.0.1:{admin_port}/metrics" in screen
+        assert f"assistant-monitor verdicts list --config {config}" in screen
+        assert "scores appear after 130 judged turns per stream" in screen
+    finally:
+        process.send_signal(signal.SIGINT)
+        rest = read_terminal(master, time.monotonic() + 60)
+        process.wait(timeout=30)
+        os.close(master)
+    assert process.returncode == 0, ANSI.sub("", rest)
+    final = ANSI.sub("", rest)
+    assert re.search(r"assistant-monitor ran \d+:\d\d:\d\d: \d+ turns received", final), final
+    assert str((tmp_path / "store.db").resolve()) in " ".join(final.split())
+    assert not any(s.question in seen + rest for s in SCENARIOS)
+
+
+def test_help_lists_every_command_and_explains_every_option() -> None:
+    top = subprocess.run([sys.executable, "-m", "monitor", "--help"], capture_output=True,
+                         text=True, timeout=60)
+    assert top.returncode == 0
+    parser = build_parser()
+    undocumented = []
+
+    def walk(p: argparse.ArgumentParser, name: str) -> None:
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for command, child in action.choices.items():
+                    walk(child, f"{name} {command}")
+            elif not isinstance(action, argparse._HelpAction) and not action.help:
+                undocumented.append(f"{name} {action.dest}")
+
+    walk(parser, "assistant-monitor")
+    assert not undocumented
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command in commands.choices:
+        assert f"assistant-monitor {command}" in top.stdout  # the usage block
+        assert re.search(rf"^    {command}\b", top.stdout, re.M), command  # the command list
 
 
 def test_turns_reports_an_unreachable_sidecar() -> None:

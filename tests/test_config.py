@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +63,60 @@ def test_bad_config_stops_startup_before_binding(tmp_path: Path) -> None:
     missing = subprocess.run([sys.executable, "-m", "monitor", "check-config", "--config",
                               str(tmp_path / "nope.yaml")], capture_output=True, text=True)
     assert missing.returncode == 2 and "nope.yaml: No such file" in missing.stderr
+
+
+def test_a_list_in_the_environment_that_is_not_json_is_named(tmp_path: Path) -> None:
+    """The same clear message and exit status 2 as every other configuration error."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_MONITOR_")}
+    env["ASSISTANT_MONITOR_SAMPLING__ALWAYS_KEEP"] = "[negative_feedbak]"  # YAML, not JSON
+    done = subprocess.run([sys.executable, "-m", "monitor", "check-config"], capture_output=True,
+                          text=True, timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("assistant-monitor: invalid configuration:")
+    assert "environment ASSISTANT_MONITOR_SAMPLING__ALWAYS_KEEP: not valid JSON" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    env["ASSISTANT_MONITOR_SAMPLING__ALWAYS_KEEP"] = '["negative_feedbak"]'  # JSON, bad value
+    done = subprocess.run([sys.executable, "-m", "monitor", "run"], capture_output=True,
+                          text=True, timeout=60, env=env, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "sampling.always_keep.0: Input should be 'negative_feedback'" in done.stderr
+
+
+def test_demo_without_its_receiver_is_a_configuration_error(tmp_path: Path) -> None:
+    config = tmp_path / "monitor.yaml"
+    config.write_text(f"receivers: {{http: {{enabled: false}}}}\nadmin: {{endpoint: '127.0.0.1:0'}}\n"
+                      f"store: {{path: '{tmp_path / 'store.db'}'}}\n")
+    done = subprocess.run([sys.executable, "-m", "monitor", "run", "--demo", "--config",
+                           str(config)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "--demo needs the OTLP/HTTP receiver" in done.stderr
+
+
+def test_a_missing_claim_support_model_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSISTANT_MONITOR_JUDGING__LOCAL__CLAIM_SUPPORT_MODEL", "/nonexistent.json")
+    with pytest.raises(ConfigError) as err:
+        load_settings()
+    assert err.value.problems == ["judging.local.claim_support_model: no such file: "
+                                  "/nonexistent.json"]
+
+
+def test_a_port_already_taken_is_a_configuration_error(tmp_path: Path) -> None:
+    """Say, a second `run --demo`: the port is named, exit 2, no traceback, for each server."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for busy in ("admin", "grpc"):
+            endpoints = {"admin": "127.0.0.1:0", "grpc": "127.0.0.1:0", busy: f"127.0.0.1:{port}"}
+            config = tmp_path / "monitor.yaml"
+            config.write_text(f"admin: {{endpoint: '{endpoints['admin']}'}}\n"
+                              f"receivers: {{grpc: {{endpoint: '{endpoints['grpc']}'}}, "
+                              "http: {endpoint: '127.0.0.1:0'}}\n"
+                              f"store: {{path: '{tmp_path / 'store.db'}'}}\n")
+            done = subprocess.run([sys.executable, "-m", "monitor", "run", "--config",
+                                   str(config)], capture_output=True, text=True, timeout=120)
+            assert done.returncode == 2, done.stderr
+            assert "cannot listen: " in done.stderr and str(port) in done.stderr
+            assert "Is another assistant-monitor running?" in done.stderr
+            assert "Traceback" not in done.stderr

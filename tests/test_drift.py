@@ -10,7 +10,14 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from monitor.config import DriftSettings
-from monitor.emit.drift import DriftMonitor, StreamDetector, mann_whitney_z, proportion_z
+from monitor.emit.drift import (
+    DriftMonitor,
+    StreamDetector,
+    mann_whitney_z,
+    proportion_z,
+    weighted_z,
+)
+from monitor.emit.intervals import WeightedSums
 from monitor.emit.metrics import LabelGuard, Metrics
 from monitor.judges.base import JudgeResult, Verdict
 from monitor.model import AssistantTurn
@@ -83,3 +90,45 @@ def test_a_handful_of_bad_samples_never_alerts_and_labels_are_bounded() -> None:
     assert metrics.registry.get_sample_value(
         "assistant_drift_alert", {"metric": "no_answer_rate", "service": "bot", "route": "faq"}
     ) is None  # not enough samples in either window to say anything
+
+
+def _no_answer_alerts(stream: list[tuple[bool, float]]) -> list[float | None]:
+    """The alert gauge after each (no-answer?, inclusion probability) judged turn."""
+    metrics = Metrics(CollectorRegistry())
+    monitor = DriftMonitor(DriftSettings(), metrics, LabelGuard([], 5), LabelGuard([], 5))
+    alerts = []
+    for n, (no_answer, probability) in enumerate(stream):
+        turn = AssistantTurn(trace_id=f"{n + 1:032x}", service="bot", route="faq")
+        label = "no_answer" if no_answer else "complete"
+        monitor.observe(turn, [JudgeResult("local", [Verdict("completeness", label=label)])],
+                        probability)
+        alerts.append(metrics.registry.get_sample_value(
+            "assistant_drift_alert", {"metric": "no_answer_rate", "service": "bot",
+                                      "route": "faq"}))
+    return alerts
+
+
+def test_a_few_heavily_weighted_turns_do_not_alert_but_a_real_shift_does() -> None:
+    rng = random.Random(3)
+    before = [(rng.random() < 0.1, 1.0) for _ in range(500)]
+    # Then every 10th judged turn comes from a route sampled at 2% (weight 50), and happens to
+    # be a no-answer: the weighted rate of the recent window jumps from 10% to over 80%, but it
+    # rests on ten turns (Kish's effective size about 14, under min_samples = 30).
+    after = [(True, 0.02) if i % 10 == 9 else (rng.random() < 0.1, 1.0) for i in range(100)]
+    recent = WeightedSums.of([float(y) for y, _ in after], [p for _, p in after])
+    assert recent.mean > 0.8 and recent.kish_n < 30
+    assert 1.0 not in _no_answer_alerts(before + after)
+
+    # A real shift, 10% to 30%, with weights 1 and 2 mixed: enough evidence, it alerts.
+    mixed = [(rng.random() < (0.1 if i < 500 else 0.3), 0.5 if i % 5 == 0 else 1.0)
+             for i in range(800)]
+    alerts = _no_answer_alerts(mixed)
+    assert 1.0 not in alerts[:500] and 1.0 in alerts[500:]
+
+
+def test_weighted_window_test_against_a_hand_computed_value() -> None:
+    # Reference: 10% of 200 equally weighted turns; recent: 30% of 100. Unpooled z.
+    reference = WeightedSums.of([1.0] * 20 + [0.0] * 180)
+    recent = WeightedSums.of([1.0] * 30 + [0.0] * 70)
+    expected = 0.2 / math.sqrt(0.1 * 0.9 / 200 + 0.3 * 0.7 / 100)
+    assert weighted_z(reference, recent) == pytest.approx(expected)

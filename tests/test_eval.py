@@ -64,6 +64,15 @@ def test_eval_gates_a_regression_against_the_baseline(tmp_path: Path) -> None:
     markdown = (tmp_path / "regressed/report.md").read_text()
     assert "FAILED: groundedness" in markdown and "| tool_calls.reliability | 0.750 |" in markdown
     assert "<svg" in (tmp_path / "regressed/report.html").read_text()
+    # Each figure with its 95% interval: 4 grounded answers of 8 (Wilson), 8 of 8 in the baseline
+    # is only known to be above 0.68; per scenario as well.
+    assert report["intervals"]["groundedness"] == [0.2152, 0.7848]
+    assert baseline["intervals"]["groundedness"] == [0.6756, 1.0]
+    assert report["by_scenario_intervals"]["refunds"]["groundedness"] == [0.5101, 1.0]
+    assert report["intervals"]["tool_calls.argument_recall"] == [0.2152, 0.7848]
+    assert "| groundedness | 0.500 | 0.215 to 0.785 |" in markdown
+    assert "groundedness 0.000 [0.00, 0.49]" in markdown
+    assert "95% interval" in (tmp_path / "regressed/report.html").read_text()
 
 
 def test_eval_names_a_bad_dataset_line(tmp_path: Path) -> None:

@@ -59,6 +59,7 @@ _KEYWORDS = {
     "sum", "min", "max", "avg", "count", "rate", "irate", "increase", "histogram_quantile",
     "round", "by", "without", "on", "ignoring", "group_left", "group_right", "offset", "and",
     "or", "unless", "bool", "label_values", "abs", "clamp_min", "clamp_max", "topk", "bottomk",
+    "sqrt", "Inf",
 }
 
 
@@ -154,3 +155,67 @@ def test_dashboards_validate_against_grafana_schema(grafana_schema: Path, tmp_pa
         assert done.returncode == 0, done.stdout + done.stderr
     finally:
         shutil.rmtree(check, ignore_errors=True)
+
+
+def test_weighted_rates_and_means_are_drawn_with_their_interval_band() -> None:
+    """Every time series of a sampling-weighted rate or mean has a 95% band: a lower and an
+    upper series from the squared-weight sums, the upper filled down to the lower."""
+    banded = 0
+    for name, board in dashboards().items():
+        for panel in board["panels"]:
+            exprs = [t["expr"] for t in panel.get("targets", [])]
+            if panel["type"] != "timeseries" or not any("assistant_weighted_" in e for e in exprs):
+                continue
+            if panel["title"] == "Completeness":
+                continue  # three verdicts' shares; the no-answer band is on the overview
+            legends = {t["legendFormat"]: t["expr"] for t in panel["targets"]}
+            low, high = generate.BAND
+            assert "assistant_sq_weighted_turns_total" in legends[low], (name, panel["title"])
+            assert "sqrt" in legends[high], (name, panel["title"])
+            fills = {o["matcher"]["options"]: {p["id"]: p["value"] for p in o["properties"]}
+                     for o in panel["fieldConfig"]["overrides"]}
+            assert fills[high]["custom.fillBelowTo"] == low
+            assert fills[low]["custom.fillOpacity"] == 0  # the band, not down to zero
+            banded += 1
+    assert banded == 5
+
+
+def test_band_promql_computes_the_documented_interval(tmp_path: Path) -> None:
+    """The dashboards' band queries, run by promtool's PromQL engine on known counters, give the
+    interval monitor/emit/intervals.py computes (5 of 60 turns an hour at weight 100)."""
+    from monitor.emit.intervals import WeightedSums
+
+    labels = 'service="bot",route="faq",judge="local"'
+    per_minute = {  # counter increase a minute
+        f'assistant_weighted_turns_total{{metric="completeness",{labels}}}': 9.25,
+        f'assistant_sq_weighted_turns_total{{metric="completeness",{labels}}}': 834.25,
+        f'assistant_weighted_verdicts_total{{metric="completeness",verdict="no_answer",{labels}}}':
+            2.3125,
+        f'assistant_sq_weighted_verdicts_total{{metric="completeness",verdict="no_answer",'
+        f'{labels}}}': 167.3125,
+        f'assistant_weighted_turns_total{{metric="groundedness",{labels}}}': 10,
+        f'assistant_sq_weighted_turns_total{{metric="groundedness",{labels}}}': 40,
+        f'assistant_weighted_score_total{{metric="groundedness",{labels}}}': 7,
+        f'assistant_sq_weighted_score_total{{metric="groundedness",{labels}}}': 31,
+        f'assistant_sq_weighted_score_squared_total{{metric="groundedness",{labels}}}': 27,
+    }
+    expected = {
+        ("completeness", "no_answer"): WeightedSums(555, 138.75, 50055, 10038.75, 10038.75),
+        ("groundedness", None): WeightedSums(600, 420, 2400, 1860, 1620),
+    }
+    tests = []
+    for (metric, verdict), sums in expected.items():
+        estimate = sums.estimate()
+        for sign, value in (("-", estimate.low), ("+", estimate.high)):
+            expr = concrete(generate.weighted_bound(metric, verdict, sign)
+                            .replace("$__rate_interval", "1h"))
+            tests.append({"expr": f"round({expr}, 0.0001)", "eval_time": "90m",
+                          "exp_samples": [{"labels": "{}", "value": round(value, 4)}]})
+    (tmp_path / "empty.yml").write_text("groups: []\n")
+    (tmp_path / "test.yml").write_text(yaml.safe_dump({
+        "rule_files": ["empty.yml"], "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "promql_expr_test": tests, "input_series": [
+            {"series": name, "values": f"0+{step}x120"} for name, step in per_minute.items()]}]}))
+    done = subprocess.run(["promtool", "test", "rules", "test.yml"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -41,11 +41,11 @@ async def close_judges() -> Any:
 
 
 def make_judge(server: ScriptedOpenAIServer, name: str = "judge-a", metrics: Metrics | None = None,
-               **endpoint: Any) -> LLMJudge:
+               failure_threshold: int = 2, **endpoint: Any) -> LLMJudge:
     settings = LLMJudgingSettings(
         endpoints=[LLMEndpointSettings(name=name, base_url=server.base_url, model="judge-model",
                                        **{"max_retries": 0, "timeout_s": 10, **endpoint})],
-        circuit_breaker={"failure_threshold": 2, "reset_timeout_s": 1.0})
+        circuit_breaker={"failure_threshold": failure_threshold, "reset_timeout_s": 1.0})
     judge = LLMJudge(settings.endpoints[0], settings, metrics or Metrics(CollectorRegistry()))
     _made.append(judge)
     return judge
@@ -129,7 +129,7 @@ class Flaky:
     '```json\n{"answer_relevance": {"reasoning": "r", "label": "rel',  # truncated
     "",                                                               # empty
 ])
-async def test_unparseable_reply_is_re_asked_once_then_an_error(bad: str) -> None:
+async def test_unparseable_reply_is_re_asked_once_then_an_outage(bad: str) -> None:
     metrics = Metrics(CollectorRegistry())
     with ScriptedOpenAIServer(Flaky(Reply(content=bad))) as server:
         result = await make_judge(server, metrics=metrics).judge(rag_turn())
@@ -140,10 +140,65 @@ async def test_unparseable_reply_is_re_asked_once_then_an_error(bad: str) -> Non
         "assistant_judge_llm_calls_total", {"judge": "judge-a", "outcome": "unparseable"}) == 1
 
     with ScriptedOpenAIServer(Flaky(Reply(content=bad), Reply(content=bad))) as server:
-        with pytest.raises(JudgeError, match="answer@1") as err:
-            await make_judge(server).judge(rag_turn())
-    assert not isinstance(err.value, JudgeUnavailable)
+        judge = make_judge(server)
+        with pytest.raises(JudgeUnavailable, match="answer@1") as err:  # not a verdict: outage
+            await judge.judge(rag_turn())
+    assert judge.endpoint.breaker.failures == 1  # the breaker counts it
     assert "Refunds" not in str(err.value)  # errors name fields, never quote content
+
+
+@pytest.mark.parametrize("body", ["<html>Bad gateway</html>", '{"status": "ok"}',
+                                  '{"choices": []}', '{"choices": "none"}'])
+async def test_a_body_that_is_no_completion_is_an_outage(body: str) -> None:
+    with ScriptedOpenAIServer(lambda request: Reply(body=body)) as server:
+        judge = make_judge(server)
+        with pytest.raises(JudgeUnavailable):
+            await judge.judge(rag_turn())
+    assert judge.endpoint.breaker.failures >= 1  # one per call that failed before the cancel
+
+
+async def wait_until(condition: Any, timeout_s: float = 10.0) -> None:
+    async with asyncio.timeout(timeout_s):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_invalid_replies_for_one_turn_only_are_about_that_turn() -> None:
+    """Garbage is an outage of the endpoint, until the endpoint gives other turns valid
+    verdicts between two tries of this turn: then the turn itself is the cause."""
+    def script(request: dict[str, Any]) -> Reply:
+        poisoned = "poison" in request["messages"][1]["content"]
+        return Reply(content="Sorry, I cannot.") if poisoned else judge_model(request)
+
+    poison = rag_turn(question="How long do poison refunds take?").model_copy(
+        update={"trace_id": "b" * 32})
+    with ScriptedOpenAIServer(script) as server:
+        judge = make_judge(server)
+        for _ in range(2):  # nothing valid in between: still the endpoint's fault
+            with pytest.raises(JudgeUnavailable):
+                await judge.judge(poison)
+        assert judge.endpoint.breaker.state == "open"
+        await wait_until(lambda: judge.endpoint.breaker.state == "half_open")
+        assert (await judge.judge(rag_turn())).get("completeness").label == "complete"
+        with pytest.raises(JudgeError) as err:
+            await judge.judge(poison)
+    assert not isinstance(err.value, JudgeUnavailable)
+    assert "poison" not in str(err.value)
+    assert judge.endpoint.breaker.state == "closed"  # the endpoint is not blamed
+
+
+@pytest.mark.parametrize(("status", "about_the_turn"), [
+    (400, True), (413, True), (422, True),  # the content is refused: the turn spends an attempt
+    (401, False), (403, False), (404, False), (500, False), (503, False),  # the endpoint
+])
+async def test_http_errors_are_outages_unless_the_content_is_refused(
+        status: int, about_the_turn: bool) -> None:
+    with ScriptedOpenAIServer(lambda request: Reply(status=status)) as server:
+        judge = make_judge(server)
+        with pytest.raises(JudgeError) as err:
+            await judge.judge(rag_turn())
+    assert isinstance(err.value, JudgeUnavailable) is not about_the_turn
+    assert judge.endpoint.in_flight == 0  # the sibling call was cancelled, not left running
 
 
 async def test_missing_document_labels_are_re_asked() -> None:
@@ -183,16 +238,18 @@ async def test_circuit_breaker_opens_fails_fast_and_recovers() -> None:
         return Reply(status=503) if down["on"] else judge_model(request)
 
     with ScriptedOpenAIServer(script) as server:
-        judge = make_judge(server)
-        for _ in range(2):
-            with pytest.raises(JudgeUnavailable):
-                await judge.judge(rag_turn())
-        reached = len(server.requests)
+        # One call at a time: the turn's second call waits for the first, so it is cancelled
+        # (or finds the circuit open) before it is sent, and the server's count is exact.
+        judge = make_judge(server, failure_threshold=1, max_concurrency=1)
+        with pytest.raises(JudgeUnavailable, match="HTTP 503"):
+            await judge.judge(rag_turn())
+        assert judge.endpoint.in_flight == 0  # no call of the turn outlives judge()
+        assert len(server.requests) == 1  # the waiting sibling was never sent
         with pytest.raises(JudgeUnavailable, match="circuit open"):
             await judge.judge(rag_turn())
-        assert len(server.requests) == reached  # failed fast: nothing sent
+        assert len(server.requests) == 1  # failed fast: nothing sent
         down["on"] = False
-        await asyncio.sleep(1.1)  # reset timeout: the next call is a trial
+        await wait_until(lambda: judge.endpoint.breaker.state == "half_open")  # a trial next
         assert (await judge.judge(rag_turn())).get("completeness").label == "complete"
         assert judge.endpoint.breaker.state == "closed"
 
@@ -255,6 +312,23 @@ async def test_panel_majority_and_agreement() -> None:
     assert groundedness.score == pytest.approx(2 / 3)  # mean of 1, 1, 0
     assert groundedness.details["agreement"] == 0.0
     assert result.judge == "panel" and result.calls == 6
+
+
+async def test_a_panel_judge_failing_cancels_the_others_calls() -> None:
+    import socket
+
+    with socket.socket() as silent, ScriptedOpenAIServer(lambda r: Reply(status=503)) as down:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # accepts, never answers
+
+        class Silent:
+            base_url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+
+        hung = make_judge(Silent(), "hung")  # type: ignore[arg-type]
+        panel = PanelJudge([hung, make_judge(down, "down")])
+        with pytest.raises(JudgeUnavailable, match="down"):
+            await panel.judge(rag_turn())
+        assert hung.endpoint.in_flight == 0  # its requests were cancelled with the panel's
 
 
 async def test_content_is_redacted_before_the_prompt() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 import sqlite3
 import subprocess
@@ -123,6 +125,46 @@ def test_kill_9_while_turns_are_queued_loses_none_and_judges_none_twice(tmp_path
     assert "judging them again" in restarted.log.read_text() or judged_before + 1 == len(sent)
 
 
+def _send_hostile_canaries(sidecar: SidecarProcess, canary: str) -> str:
+    """The error paths of issue 12, each carrying the canary: wrong types, parser errors, lone
+    surrogates, lying and truncated gzip, over HTTP and gRPC. Returns the replies' text."""
+    from tests.hostile import TRACE_METHOD, GrpcSender, to_protobuf
+    from tests.test_receivers import post
+
+    def span(attrs: list[dict], trace: str = "0102030405060708090a0b0c0d0e0f12") -> dict:
+        return {"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": trace, "spanId": "0102030405060708", "name": "n", "attributes": attrs}]}]}]}
+
+    kv = lambda key, **value: {"key": key, "value": value}  # noqa: E731
+    wrong_types = span([
+        kv("gen_ai.operation.name", stringValue="chat"),
+        kv("gen_ai.conversation.id", arrayValue={"values": [{"stringValue": canary}]}),
+        kv("gen_ai.response.model", kvlistValue={"values": [kv(canary, stringValue=canary)]}),
+        kv("gen_ai.input.messages", stringValue=json.dumps([
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": [canary],
+                                        "response": canary}]}]))])
+    bodies = [
+        json.dumps(wrong_types).encode(),
+        json.dumps(span([kv("k", intValue=canary)])).encode(),
+        json.dumps(span([kv("k", stringValue=canary + "\ud800")])).encode(),
+        json.dumps(span([kv(canary + "\udfff", stringValue="v")])).encode(),
+        json.dumps(span([], trace=canary)).encode(),
+    ]
+    url = f"http://127.0.0.1:{sidecar.ports['http']}/v1/traces"
+    replies = [post(url, body, "application/json")[1] for body in bodies]
+    gzipped = gzip.compress(bodies[1])
+    for body in (bodies[1], gzipped[: len(gzipped) // 2]):  # lying, then truncated gzip
+        replies.append(post(url, body, "application/json", {"Content-Encoding": "gzip"})[1])
+    grpc_send = GrpcSender(sidecar.grpc_endpoint)
+    for body in (bodies[1], to_protobuf(wrong_types),
+                 to_protobuf(span([kv("k", stringValue=canary + "~~~")])).replace(
+                     b"~~~", b"\xed\xa0\x80")):
+        grpc_send(TRACE_METHOD, body, False)
+        replies.append(grpc_send.details.encode())
+    grpc_send.close()
+    return "".join(r.decode("utf-8", "replace") for r in replies)
+
+
 def test_canary_never_reaches_metrics_or_logs(tmp_path: Path) -> None:
     canary = "CANARY-7f3a9e"
     sidecar = SidecarProcess(tmp_path)
@@ -135,6 +177,8 @@ def test_canary_never_reaches_metrics_or_logs(tmp_path: Path) -> None:
     provider.shutdown()
     wait_until(lambda: sample(sidecar.scrape(), "assistant_turns_judged_total") == len(planted),
                what="every canary turn judged")
+    replies = _send_hostile_canaries(sidecar, canary)
+    assert canary not in replies  # error details name the field, never the value
     metrics = sidecar.scrape() + sidecar.scrape("application/openmetrics-text")
     assert sidecar.stop() == 0
     logs = sidecar.log.read_text()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -34,21 +36,27 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           timeout=300, cwd=cwd)
 
 
-def test_replay_then_inspect_and_export(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], Path]:
+    """The labelled traffic, recorded then replayed once into a store: (config, trace ids)."""
+    tmp_path = tmp_path_factory.mktemp("replayed")
     config = tmp_path / "monitor.yaml"
     config.write_text(f"store: {{path: '{tmp_path / 'store.db'}'}}\n")
     trace_ids = recorded(tmp_path / "traces.pb")
-
     done = run("replay", str(tmp_path / "traces.pb"), "--config", str(config), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "turns assembled 16, judged 16" in done.stdout
     assert "no_answer 25.0%" in done.stdout
+    return config, trace_ids, tmp_path
 
+
+def test_replay_then_inspect_and_export(replayed: tuple[Path, list[str], Path]) -> None:
+    config, trace_ids, tmp_path = replayed
     listed = run("verdicts", "list", "--config", str(config), "--limit", "50", cwd=tmp_path)
     assert listed.returncode == 0 and sum(t in listed.stdout for t in trace_ids) == 16
 
     refusal = trace_ids[traffic.ALL.index(traffic.REFUSALS[0])]
-    shown = json.loads(run("verdicts", "show", refusal, "--config", str(config),
+    shown = json.loads(run("verdicts", "show", refusal, "--json", "--config", str(config),
                            cwd=tmp_path).stdout)
     assert shown["turn"]["question"] == traffic.REFUSALS[0].question
     completeness = next(v for v in shown["verdicts"] if v["metric"] == "completeness")
@@ -65,6 +73,61 @@ def test_replay_then_inspect_and_export(tmp_path: Path) -> None:
 
     again = run("replay", str(tmp_path / "traces.pb"), "--config", str(config), cwd=tmp_path)
     assert "judged 0" in again.stdout  # idempotent by trace id: nothing is judged twice
+
+
+def test_verdicts_list_shows_each_metric_and_filters(replayed: tuple[Path, list[str], Path]
+                                                     ) -> None:
+    config, trace_ids, tmp_path = replayed
+
+    def verdicts(*args: str) -> subprocess.CompletedProcess[str]:
+        return run("verdicts", *args, "--config", str(config), cwd=tmp_path)
+
+    table = verdicts("list", "--limit", "50").stdout
+    header = table.splitlines()[0].split()
+    assert header[:5] == ["trace", "id", "received", "(UTC)", "service/route"], table
+    for metric in ("context_relevance", "answer_relevance", "completeness", "groundedness"):
+        assert metric in header
+    refusal = trace_ids[traffic.ALL.index(traffic.REFUSALS[0])]
+    assert "no_answer" in next(line for line in table.splitlines() if refusal in line)
+    assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", table)
+
+    rows = json.loads(verdicts("list", "--limit", "50", "--json").stdout)
+    low = {r["trace_id"] for r in rows if r["verdicts"].get("groundedness", [None, 1.0])[1] < 0.5}
+    assert trace_ids[traffic.ALL.index(traffic.INVENTED[0])] in low
+    below = verdicts("list", "--metric", "groundedness", "--below", "0.5", "--limit", "50").stdout
+    assert {t for t in trace_ids if t in below} == low
+    assert "completeness" not in below.splitlines()[0]  # only the metric asked for
+
+    refusals = verdicts("list", "--route", "refusal", "--json").stdout
+    assert {r["trace_id"] for r in json.loads(refusals)} == {
+        trace_ids[traffic.ALL.index(c)] for c in traffic.REFUSALS}
+    assert verdicts("list", "--route", "recorded-bot/refusal", "--json").stdout == refusals
+
+    label_metric = verdicts("list", "--metric", "completeness", "--below", "0.5")
+    assert label_metric.returncode == 2 and "scored metric" in label_metric.stderr
+
+
+def test_verdicts_show_is_a_readable_rationale(replayed: tuple[Path, list[str], Path]) -> None:
+    config, trace_ids, tmp_path = replayed
+    case = traffic.INVENTED[0]
+    shown = run("verdicts", "show", trace_ids[traffic.ALL.index(case)], "--config", str(config),
+                cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())  # rich wraps long lines
+    assert case.question in text and case.answer.split()[0] in text
+    assert case.documents[0][:40] in text
+    assert re.search(r"received \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", text)
+    # each document with its relevance label, each claim with its label and evidence
+    assert re.search(r"1\. (relevant|irrelevant) \[", text), text
+    assert re.search(r"ungrounded .*← support 0\.\d+ \(lexical", text), text
+    for metric in ("context_relevance", "answer_relevance", "completeness", "groundedness"):
+        assert metric in text
+    assert "not_before" not in text and "seq" not in text.split()
+
+    missing = run("verdicts", "show", "--config", str(config), cwd=tmp_path)
+    assert missing.returncode == 2 and "TRACE_ID" in missing.stderr
+    unknown = run("verdicts", "show", "0" * 32, "--config", str(config), cwd=tmp_path)
+    assert unknown.returncode == 1 and "no stored turn with trace id 000" in unknown.stderr
 
 
 def test_replay_names_a_corrupt_file(tmp_path: Path) -> None:

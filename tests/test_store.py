@@ -77,3 +77,17 @@ def test_failing_turns_export_and_retention(tmp_path: Path) -> None:
     assert store.purge(older_than=float("inf")) == 3
     assert [t["trace_id"] for t in store.turns()] == [turn(9).trace_id]
     assert json.loads(json.dumps(store.turns()))  # plain data for the CLI
+
+
+def test_released_turns_spend_no_attempt_and_settled_turns_stay_settled(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    store.enqueue(turn(1), "rate", 1.0)
+    for _ in range(5):  # an outage: claimed and released again and again
+        claimed = store.claim(now=100.0)
+        store.release(claimed.trace_id, retry_at=100.0)
+    assert store.claim(now=100.0).attempts == 1
+    store.complete(turn(1).trace_id, result())
+    store.fail(turn(1).trace_id, "late: TimeoutError", retry_at=0.0)  # a judged turn stays judged
+    store.release(turn(1).trace_id, retry_at=0.0)
+    assert store.show(turn(1).trace_id)["state"] == "judged"
+    assert store.claim() is None and store.backlog() == 0

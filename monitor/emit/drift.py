@@ -18,7 +18,13 @@ the drift, can miss.
 worse: the window test's z, or the CUSUM statistic scaled so that its alarm threshold maps to
 `z_threshold`, whichever is larger. A score of 3 is a one-sided p ≈ 0.0013 for the window test.
 `assistant_drift_alert` is 1 while the score is at or above `z_threshold` and both windows hold at
-least `min_samples` turns, so a handful of noisy samples never pages anyone.
+least `min_samples` turns' worth of evidence, so a handful of noisy samples never pages anyone.
+
+Turns are sampled with unequal probabilities p (always-keep rules, per-route rates, the backlog
+factor). Where the weights 1/p in the windows differ, "turns' worth" is Kish's effective sample
+size (Σw)²/Σw², not the raw count, and the window test compares the weighted (Hájek) means with
+their linearised variances (monitor/emit/intervals.py): z = (m_recent − m_ref) / √(V_recent +
+V_ref). A few heavily weighted turns then make a wide interval, not an alert.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from monitor.config import DriftSettings
+from monitor.emit.intervals import WeightedSums
 from monitor.emit.metrics import LabelGuard, Metrics
 from monitor.judges.base import JudgeResult
 from monitor.model import AssistantTurn
@@ -82,6 +89,12 @@ def mann_whitney_z(reference: Iterable[float], recent: Iterable[float]) -> float
     return (u - n1 * n2 / 2) / math.sqrt(variance)
 
 
+def weighted_z(reference: WeightedSums, recent: WeightedSums) -> float:
+    """z of the difference of two weighted means: positive when the recent one is larger."""
+    se = math.sqrt(reference.variance + recent.variance)
+    return (recent.mean - reference.mean) / se if se > 0 else 0.0
+
+
 class StreamDetector:
     def __init__(self, settings: DriftSettings, binary: bool, higher_is_worse: bool) -> None:
         self.settings = settings
@@ -89,12 +102,16 @@ class StreamDetector:
         self.sign = 1.0 if higher_is_worse else -1.0
         self.recent: deque[float] = deque(maxlen=settings.recent_size)
         self.reference: deque[float] = deque(maxlen=settings.reference_size)
+        self.recent_p: deque[float] = deque(maxlen=settings.recent_size)
+        self.reference_p: deque[float] = deque(maxlen=settings.reference_size)
         self.cusum = 0.0
 
-    def add(self, value: float) -> None:
+    def add(self, value: float, probability: float = 1.0) -> None:
         if len(self.recent) == self.recent.maxlen:
             self.reference.append(self.recent[0])
+            self.reference_p.append(self.recent_p[0])
         self.recent.append(value)
+        self.recent_p.append(probability)
         if len(self.reference) >= self.settings.min_samples:
             mean = sum(self.reference) / len(self.reference)
             var = sum((x - mean) ** 2 for x in self.reference) / (len(self.reference) - 1)
@@ -103,14 +120,26 @@ class StreamDetector:
             self.cusum = max(0.0, self.cusum + step)
 
     @property
+    def weighted(self) -> bool:
+        return len(set(self.recent_p) | set(self.reference_p)) > 1
+
+    @property
     def ready(self) -> bool:
-        return min(len(self.recent), len(self.reference)) >= self.settings.min_samples
+        if not self.weighted:
+            return min(len(self.recent), len(self.reference)) >= self.settings.min_samples
+        return min(WeightedSums.of(self.recent, self.recent_p).kish_n,
+                   WeightedSums.of(self.reference, self.reference_p).kish_n
+                   ) >= self.settings.min_samples
 
     def score(self) -> float | None:
         if not self.ready:
             return None
-        test = proportion_z if self.binary else mann_whitney_z
-        window = self.sign * test(self.reference, self.recent)
+        if self.weighted:
+            window = self.sign * weighted_z(WeightedSums.of(self.reference, self.reference_p),
+                                            WeightedSums.of(self.recent, self.recent_p))
+        else:
+            test = proportion_z if self.binary else mann_whitney_z
+            window = self.sign * test(self.reference, self.recent)
         sequential = self.cusum / self.settings.cusum_h * self.settings.z_threshold
         return max(window, sequential)
 
@@ -123,6 +152,7 @@ class DriftMonitor:
         self.services = services
         self.routes = routes
         self.detectors: dict[tuple[str, str, str], StreamDetector] = {}
+        self.scored: set[tuple[str, str, str]] = set()
 
     @staticmethod
     def values(turn: AssistantTurn, results: list[JudgeResult]) -> dict[str, float]:
@@ -148,7 +178,8 @@ class DriftMonitor:
             out["tool_call_reliability"] = reference.score
         return out
 
-    def observe(self, turn: AssistantTurn, results: list[JudgeResult]) -> None:
+    def observe(self, turn: AssistantTurn, results: list[JudgeResult],
+                probability: float = 1.0) -> None:
         service, route = self.services(turn.service), self.routes(turn.route)
         for stream, value in self.values(turn, results).items():
             key = (stream, service, route)
@@ -157,10 +188,13 @@ class DriftMonitor:
                 binary, higher_is_worse = STREAMS[stream]
                 detector = self.detectors[key] = StreamDetector(self.settings, binary,
                                                                 higher_is_worse)
-            detector.add(value)
+            detector.add(value, probability)
             score = detector.score()
             if score is None:
+                if key in self.scored:  # the evidence thinned out (heavily weighted turns)
+                    self.metrics.drift_alert.labels(stream, service, route).set(0.0)
                 continue
+            self.scored.add(key)
             self.metrics.drift_score.labels(stream, service, route).set(round(score, 4))
             self.metrics.drift_alert.labels(stream, service, route).set(
                 float(score >= self.settings.z_threshold))

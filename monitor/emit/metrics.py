@@ -51,14 +51,16 @@ class Metrics:
         # ingest
         self.receiver_requests = Counter(
             "assistant_receiver_requests", "OTLP export requests by receiver, signal and outcome "
-            "(accepted, partial, malformed, unsupported_media_type, too_large, unauthenticated, "
-            "overloaded, unavailable).", ["receiver", "signal", "outcome"], registry=r)
+            "(accepted, partial, malformed, unsupported_media_type, unsupported_encoding, "
+            "bad_encoding, too_large, unauthenticated, overloaded, unavailable, internal_error).",
+            ["receiver", "signal", "outcome"], registry=r)
         self.spans_received = Counter(
             "assistant_spans_received", "Spans received, before validation.", ["receiver"],
             registry=r)
         self.spans_refused = Counter(
             "assistant_spans_refused", "Spans refused or dropped, by reason (invalid_trace_id, "
-            "invalid_span_id, tenant_mismatch, late, trace_too_large).", ["reason"], registry=r)
+            "invalid_span_id, tenant_mismatch, late, trace_too_large, mapping_error).", ["reason"],
+            registry=r)
         self.mapping_issues = Counter(
             "assistant_span_mapping_issues", "Things in spans the semantic-convention mapping could "
             "not use, by reason; the rest of the span is kept.", ["reason"], registry=r)
@@ -123,6 +125,9 @@ class Metrics:
             "a limit (traces, spans, bytes).", ["limit"], registry=r)
         self.queue_depth = Gauge(
             "assistant_queue_depth", "Items waiting in a stage's queue.", ["stage"], registry=r)
+        self.task_failures = Counter(
+            "assistant_background_task_failures", "Background tasks (assembly-tick, turn-pump, "
+            "retention) that failed and were restarted, by task.", ["task"], registry=r)
 
         # sampling
         self.turns_sampled = Counter(
@@ -144,6 +149,9 @@ class Metrics:
         self.judge_requests = Counter(
             "assistant_judge_requests", "Judge invocations by outcome (ok, error).",
             ["judge", "outcome"], registry=r)
+        self.judge_input_truncated = Counter(
+            "assistant_judge_input_truncated", "Turn fields cut to judging.input's limits before "
+            "judging (field: question, answer, document, documents).", ["field"], registry=r)
         self.judge_tokens = Counter(
             "assistant_judge_tokens", "Tokens spent by judges (kind: input, output).",
             ["judge", "kind"], registry=r)
@@ -223,3 +231,17 @@ class Metrics:
         self.weighted_score = Counter(
             "assistant_weighted_score", "Sum of score/p over judged turns, by `metric`.",
             [*VERDICT_LABELS, "metric"], registry=r)
+        # The same sums with squared weights (1/p²): what a 95% interval needs (the variance of
+        # the ratio, see monitor/emit/intervals.py and the README's PromQL).
+        self.sq_weighted_turns = Counter(
+            "assistant_sq_weighted_turns", "Sum of 1/p² over judged turns with a verdict on "
+            "`metric`.", [*VERDICT_LABELS, "metric"], registry=r)
+        self.sq_weighted_verdicts = Counter(
+            "assistant_sq_weighted_verdicts", "Sum of 1/p² over judged turns, by `metric` and "
+            "label.", [*VERDICT_LABELS, "metric", "verdict"], registry=r)
+        self.sq_weighted_score = Counter(
+            "assistant_sq_weighted_score", "Sum of score/p² over judged turns, by `metric`.",
+            [*VERDICT_LABELS, "metric"], registry=r)
+        self.sq_weighted_score_squared = Counter(
+            "assistant_sq_weighted_score_squared", "Sum of score²/p² over judged turns, by "
+            "`metric`.", [*VERDICT_LABELS, "metric"], registry=r)

@@ -31,10 +31,17 @@ class VerdictMetrics:
             for verdict in result.verdicts:
                 metric = verdict.metric
                 m.weighted_turns.labels(*labels, metric).inc(weight)
+                m.sq_weighted_turns.labels(*labels, metric).inc(weight * weight)
                 if verdict.label is not None:
                     m.weighted_verdicts.labels(*labels, metric, verdict.label).inc(weight)
+                    m.sq_weighted_verdicts.labels(*labels, metric, verdict.label).inc(
+                        weight * weight)
                 if verdict.score is not None:
-                    m.weighted_score.labels(*labels, metric).inc(verdict.score * weight)
+                    score = verdict.score
+                    m.weighted_score.labels(*labels, metric).inc(score * weight)
+                    m.sq_weighted_score.labels(*labels, metric).inc(score * weight * weight)
+                    m.sq_weighted_score_squared.labels(*labels, metric).inc(
+                        (score * weight) ** 2)
                 if metric == "context_relevance":
                     m.context_relevance.labels(*labels).observe(verdict.score, exemplar=exemplar)
                 elif metric == "answer_relevance":

@@ -19,7 +19,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from monitor.config import GrpcReceiverSettings, TLSSettings
 from monitor.emit.metrics import Metrics
-from monitor.errors import MonitorError, PermanentError, RetryableError, Unauthenticated
+from monitor.errors import (
+    MonitorError,
+    PermanentError,
+    RetryableError,
+    Unauthenticated,
+    wire_text,
+)
 from monitor.ingest import Signal, SpanSink, check_bearer
 from monitor.ingest.otlp import OtlpDecoder
 
@@ -95,6 +101,10 @@ class GrpcReceiver:
                 self.metrics.receiver_requests.labels("grpc", signal, _outcome(exc)).inc()
                 await self._abort(context, exc)
                 raise AssertionError("unreachable") from None  # abort raises
+            except Exception as exc:  # a bug: grpc would log it with its text, which may quote
+                log.error("OTLP/gRPC export failed: %s", type(exc).__name__)  # trace content
+                self.metrics.receiver_requests.labels("grpc", signal, "internal_error").inc()
+                await context.abort(grpc.StatusCode.INTERNAL, "internal error")
             outcome = "partial" if batch.rejected_total else "accepted"
             self.metrics.receiver_requests.labels("grpc", signal, outcome).inc()
             return batch.response(signal)
@@ -105,8 +115,8 @@ class GrpcReceiver:
     async def _abort(context: grpc.aio.ServicerContext, exc: MonitorError) -> None:
         code = exc.grpc_code  # type: ignore[attr-defined]
         if isinstance(exc, RetryableError):
-            status = status_pb2.Status(code=code.value[0], message=str(exc))
+            status = status_pb2.Status(code=code.value[0], message=wire_text(exc))
             status.details.add().Pack(
                 error_details_pb2.RetryInfo(retry_delay=Duration(seconds=exc.retry_after_s)))
             context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
-        await context.abort(code, str(exc))
+        await context.abort(code, wire_text(exc))

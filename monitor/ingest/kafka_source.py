@@ -6,12 +6,15 @@ ExportTraceServiceRequest per message, `otlp_proto` (default) or `otlp_json`, co
 sampling as the OTLP receivers.
 
 At least once, judged once. An offset is committed only when every trace its message carried has
-been assembled into a turn *and* that turn is settled: persisted in the store (sampled) or
-decided against (not sampled; the decision is deterministic, so it is the same after a replay).
-After a crash or a rebalance, messages past the committed offset are read again; their turns are
-recognised by trace id in the store and not judged twice. On a rebalance (or a stop) the turns
-still being assembled from the partitions given up are dropped, not flushed half-done: the next
-owner reads those messages again from the committed offset.
+been assembled into a turn *and* that turn is settled: judged (or failed for good), or decided
+against by the sampler. A sampled turn waiting for its judge keeps its offsets uncommitted, so
+a member that leaves the group for good strands nothing: on a stop or a rebalance, the turns of
+the partitions given up that no judge has started are withdrawn from the store, and their next
+owner reads them again and judges them. Turns judged in messages past the committed offset are
+listed in the commit's metadata, and their next reader skips them; a member's store also
+recognises by trace id what it has already judged. Turns still being assembled from partitions
+given up are dropped, not flushed half-done. A stop is bounded in time, even with the broker
+gone: each step that needs it gives up after a few seconds, and the rest of the shutdown runs.
 
 Undecodable messages go to the dead-letter topic, with headers saying why and where they came
 from, and never stop their partition. When the pipeline is full, partitions are paused rather
@@ -26,20 +29,26 @@ import logging
 import ssl
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
+from aiokafka.errors import KafkaError
 
 from monitor.config import KafkaSettings
 from monitor.emit.metrics import Metrics
 from monitor.errors import PermanentError, RetryableError
 from monitor.ingest import SpanSink
 from monitor.ingest.otlp import Format, OtlpDecoder
+from monitor.store import Store
 
 log = logging.getLogger(__name__)
 
 ENCODINGS: dict[str, Format] = {"otlp_proto": "proto", "otlp_json": "json"}
 _PAUSE_CHECK_S = 0.1
+_COMMIT_TIMEOUT_S = 5.0
+_STEP_TIMEOUT_S = 5.0  # each step of a stop or a handover, should the broker be gone
+_FINISH_JUDGING_S = 5.0  # on a stop, for the turns being judged to finish
 
 
 _METADATA_BYTES = 4000  # Kafka's offset.metadata.max.bytes defaults to 4096
@@ -49,67 +58,86 @@ class OffsetTracker:
     """Which offsets of each partition are safe to commit.
 
     Each message is pending until every trace it carried is settled; the committable offset of
-    a partition is one past the longest run of settled messages from the start. Traces settled in
-    messages past that offset are committed along with it, as the offset's metadata, so the
-    next reader of the partition (this process after a crash, or another member after a
-    rebalance) skips them instead of judging them again.
+    a partition is that of its first pending message (or one past the last message, when none
+    is pending). Traces judged in messages past that offset are committed along with it, as the
+    offset's metadata, so the next reader of the partition (this process after a crash, or
+    another member after a rebalance) skips them instead of judging them again.
     """
 
     def __init__(self) -> None:
         self.pending: dict[TopicPartition, OrderedDict[int, set[bytes]]] = {}
-        self.carried: dict[tuple[TopicPartition, int], set[bytes]] = {}
+        self.judged: dict[tuple[TopicPartition, int], set[bytes]] = {}  # listed in the metadata
         self.by_trace: dict[bytes, list[tuple[TopicPartition, int]]] = {}
-        self.committed: dict[TopicPartition, int] = {}
+        self.next: dict[TopicPartition, int] = {}
+        self.committed: dict[TopicPartition, tuple[int, str]] = {}
 
     def add(self, tp: TopicPartition, offset: int, trace_ids: set[bytes]) -> None:
         self.pending.setdefault(tp, OrderedDict())[offset] = set(trace_ids)
-        self.carried[(tp, offset)] = set(trace_ids)
+        self.next.setdefault(tp, offset)
         for trace_id in trace_ids:
             self.by_trace.setdefault(trace_id, []).append((tp, offset))
 
-    def settle(self, trace_id: bytes) -> None:
+    def waits_for(self, trace_id: bytes) -> bool:
+        return trace_id in self.by_trace
+
+    def settle(self, trace_id: bytes, judged: bool) -> None:
+        """The trace's turn is done with: judged (or failed for good), or never to be judged."""
         for tp, offset in self.by_trace.pop(trace_id, ()):
             waiting = self.pending.get(tp, {}).get(offset)
             if waiting is not None:
                 waiting.discard(trace_id)
+                if judged:
+                    self.judged.setdefault((tp, offset), set()).add(trace_id)
+
+    def exclusive(self, partitions: set[TopicPartition]) -> set[bytes]:
+        """Unsettled traces carried only by messages of these partitions."""
+        traces = {trace_id for tp in partitions for waiting in self.pending.get(tp, {}).values()
+                  for trace_id in waiting}
+        return {t for t in traces if all(tp in partitions for tp, _ in self.by_trace.get(t, ()))}
 
     def committable(self) -> dict[TopicPartition, tuple[int, str]]:
-        """Partitions whose settled prefix grew: (next offset to commit, metadata listing the
-        trace ids already settled past it)."""
+        """Partitions whose (next offset, metadata listing traces judged past it) changed since
+        the last commit."""
         out = {}
         for tp, messages in self.pending.items():
-            nxt = None
             while messages:
                 offset, waiting = next(iter(messages.items()))
                 if waiting:
+                    self.next[tp] = offset
                     break
                 messages.popitem(last=False)
-                self.carried.pop((tp, offset), None)
-                nxt = offset + 1
-            if nxt is not None and nxt > self.committed.get(tp, -1):
-                out[tp] = (nxt, self._settled_beyond(tp, messages))
+                self.judged.pop((tp, offset), None)
+                self.next[tp] = offset + 1
+            position = (self.next[tp], self._judged_beyond(tp, messages))
+            if position != self.committed.get(tp):
+                out[tp] = position
         return out
 
-    def _settled_beyond(self, tp: TopicPartition, messages: OrderedDict[int, set[bytes]]) -> str:
-        ids = dict.fromkeys(trace_id.hex() for offset, waiting in messages.items()
-                            for trace_id in self.carried.get((tp, offset), set()) - waiting)
+    def _judged_beyond(self, tp: TopicPartition, messages: OrderedDict[int, set[bytes]]) -> str:
+        ids = dict.fromkeys(trace_id.hex() for offset in messages
+                            for trace_id in self.judged.get((tp, offset), ()))
         # Beyond the limit the rest are not listed: the next reader may judge those again.
         return ",".join(list(ids)[: _METADATA_BYTES // 33])
 
     def mark_committed(self, offsets: dict[TopicPartition, tuple[int, str]]) -> None:
-        self.committed.update({tp: offset for tp, (offset, _) in offsets.items()})
+        self.committed.update(offsets)
 
     def forget(self, partitions: set[TopicPartition]) -> set[bytes]:
-        """Drop what is tracked for partitions given up; return their unsettled trace ids."""
+        """Drop what is tracked for partitions given up; return the unsettled traces they alone
+        carried (a trace also carried by a partition kept is still waited for there)."""
+        alone = self.exclusive(partitions)
         traces: set[bytes] = set()
         for tp in partitions:
             for offset, waiting in self.pending.pop(tp, {}).items():
                 traces |= waiting
-                self.carried.pop((tp, offset), None)
+                self.judged.pop((tp, offset), None)
+            self.next.pop(tp, None)
             self.committed.pop(tp, None)
         for trace_id in traces:
-            self.by_trace.pop(trace_id, None)
-        return traces
+            kept = [m for m in self.by_trace.pop(trace_id, ()) if m[0] not in partitions]
+            if kept:
+                self.by_trace[trace_id] = kept
+        return alone
 
 
 def _ssl_context(settings: KafkaSettings) -> ssl.SSLContext | None:
@@ -137,11 +165,14 @@ def client_options(settings: KafkaSettings) -> dict[str, Any]:
 
 class KafkaSource:
     """Wired by the app: `sink` is the sidecar (admit / consume); `holds(trace_id)` says whether
-    a turn is still being assembled or waiting to be settled; `discard` drops turns still being
-    assembled; `drain` waits until assembled turns are settled; the app calls `settled`."""
+    a turn is still being assembled or queued; `discard` drops turns still being assembled;
+    `drain` waits until assembled turns have been sampled; `store` is where sampled turns wait
+    for a judge. The app calls `passed_on` once a turn has been sampled (or not), and `judged`
+    once it is judged or failed for good."""
 
     def __init__(self, settings: KafkaSettings, decoder: OtlpDecoder, sink: SpanSink,
-                 metrics: Metrics, holds: Any, discard: Any, drain: Any) -> None:
+                 metrics: Metrics, holds: Any, discard: Any, drain: Any,
+                 store: Store | None = None) -> None:
         self.settings = settings
         self.format = ENCODINGS[settings.encoding]
         self.decoder = decoder
@@ -150,13 +181,14 @@ class KafkaSource:
         self.holds = holds
         self.discard = discard
         self.drain = drain
+        self.store = store
         self.tracker = OffsetTracker()
         self.consumer: AIOKafkaConsumer | None = None
         self.producer: AIOKafkaProducer | None = None
         self._task: asyncio.Task[None] | None = None
         self._paused = False
         self._positions: dict[TopicPartition, int] = {}
-        self._skip: dict[TopicPartition, set[bytes]] = {}  # settled by the previous reader
+        self._skip: dict[TopicPartition, set[bytes]] = {}  # judged by the previous reader
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -176,25 +208,55 @@ class KafkaSource:
             await self.stop()
             raise
         self._task = asyncio.create_task(self._run(), name="kafka-source")
+        self._task.add_done_callback(_report_death)
         log.info("consuming %s (%s) from %s as group %s", s.topic, s.encoding, s.brokers,
                  s.group_id)
 
     async def stop(self) -> None:
-        """Stop reading, settle what was assembled, commit, leave the group. Idempotent."""
+        """Stop reading, hand the partitions back (commit what is judged, withdraw what is not),
+        leave the group. Idempotent, and bounded in time even when the broker is gone."""
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(Exception, asyncio.CancelledError):  # a death is logged
                 await self._task
             self._task = None
         if self.consumer is not None:
-            await self.drain()
-            await self._commit()
-            self.discard(self.tracker.forget(set(self.tracker.pending)))
-            await self.consumer.stop()
+            await self._give_up(set(self.tracker.pending), leaving=True)
+            await _bounded(_stop_consumer(self.consumer), "leaving the consumer group")
             self.consumer = None
         if self.producer is not None:
-            await self.producer.stop()
+            await _bounded(self.producer.stop(), "closing the dead-letter producer")
             self.producer = None
+
+    async def _give_up(self, partitions: set[TopicPartition], leaving: bool) -> None:
+        """Before partitions go to another member: their turns not judged yet are withdrawn from
+        the store and left uncommitted, so the next owner reads them again and judges them."""
+        await _bounded(self.drain(), "sampling the turns assembled")
+        ours = self.tracker.exclusive(partitions)
+        # Dropped before the next await, or the assembly tick would pass them on to this
+        # member's judge while the next owner reads them again.
+        self.discard(ours)  # withdrawn turns among them: assembled again if re-read here
+        withdrawn: set[str] = set()
+        if self.store is not None and ours:
+            withdrawn = self.store.withdraw({t.hex() for t in ours})
+            in_flight = {t for t in ours if t.hex() not in withdrawn
+                         and self.store.state(t.hex()) == "judging"}
+            if leaving:  # finish them (bounded); one not finished in time is left to the group
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(_FINISH_JUDGING_S):
+                        while any(self.tracker.waits_for(t) for t in in_flight):
+                            await asyncio.sleep(_PAUSE_CHECK_S)
+            else:  # this member stays and finishes them: the next owner skips them
+                for trace_id in in_flight:
+                    self.tracker.settle(trace_id, judged=True)
+        await self._commit()
+        dropped = self.tracker.forget(partitions)
+        for tp in partitions:
+            self._skip.pop(tp, None)
+        self.metrics.turns_discarded.inc(len(withdrawn))
+        if partitions:
+            log.info("partitions %s given up; %d unfinished turns (%d sampled) left to the group",
+                     sorted(tp.partition for tp in partitions), len(dropped), len(withdrawn))
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -211,7 +273,8 @@ class KafkaSource:
                                                   max_records=self.settings.max_poll_records)
             for tp, messages in batches.items():
                 for message in messages:
-                    await self._handle(tp, message)
+                    if tp in self.consumer.assignment():  # not revoked while handling the batch
+                        await self._handle(tp, message)
             self._lag()
             if await self._maybe_commit(last_commit):
                 last_commit = time.monotonic()
@@ -250,10 +313,11 @@ class KafkaSource:
                 self.metrics.kafka_spans_skipped.inc(len(batch.facts) - len(kept))
                 batch.facts = kept
         self.sink.consume(batch, "kafka", "traces")
-        # Wait only for turns still in the pipeline: spans of a turn already settled (late)
-        # or refused leave nothing to wait for.
-        self.tracker.add(tp, message.offset,
-                         {f.trace_id for f in batch.facts if self.holds(f.trace_id)})
+        # Wait only for turns not settled yet (being assembled, sampled, or judged): spans of a
+        # turn already settled (late) or refused leave nothing to wait for.
+        self.tracker.add(tp, message.offset, {f.trace_id for f in batch.facts
+                                              if self.holds(f.trace_id)
+                                              or self.tracker.waits_for(f.trace_id)})
 
     async def _dead_letter(self, tp: TopicPartition, message: Any, reason: str) -> None:
         self.metrics.kafka_messages.labels("dead_lettered").inc()
@@ -264,11 +328,15 @@ class KafkaSource:
         headers = [("error", reason.encode()), ("source.topic", tp.topic.encode()),
                    ("source.partition", str(tp.partition).encode()),
                    ("source.offset", str(message.offset).encode())]
-        await self.producer.send_and_wait(self.settings.dead_letter_topic, message.value,
-                                          key=message.key, headers=headers)
+        try:
+            await self.producer.send_and_wait(self.settings.dead_letter_topic, message.value,
+                                              key=message.key, headers=headers)
+        except KafkaError as exc:  # the broker is unwell: the partition goes on all the same
+            log.error("dead-lettering %s[%d]@%d failed: %s", tp.topic, tp.partition,
+                      message.offset, type(exc).__name__)
 
     async def load_settled(self, partitions: set[TopicPartition]) -> None:
-        """Read the traces the previous reader settled past the committed offsets."""
+        """Read the traces the previous reader judged past the committed offsets."""
         from aiokafka.admin import AIOKafkaAdminClient
 
         admin = AIOKafkaAdminClient(**client_options(self.settings))
@@ -283,8 +351,20 @@ class KafkaSource:
             ids = metadata.metadata if metadata is not None else ""
             self._skip[tp] = {bytes.fromhex(x) for x in ids.split(",") if x}
 
-    def settled(self, trace_id: bytes) -> None:
-        self.tracker.settle(trace_id)
+    # -- settling --------------------------------------------------------------------------
+
+    def passed_on(self, trace_id: bytes) -> None:
+        """The turn went through sampling: settled now, unless it waits in the store for a
+        judge (sampled now, or earlier by this replica and re-read)."""
+        if not self.tracker.waits_for(trace_id):
+            return
+        state = self.store.state(trace_id.hex()) if self.store is not None else None
+        if state not in ("pending", "judging"):
+            self.tracker.settle(trace_id, judged=state is not None)
+
+    def judged(self, trace_id: bytes) -> None:
+        """Judged, or failed for good: its offsets may commit."""
+        self.tracker.settle(trace_id, judged=True)
 
     async def _maybe_commit(self, last_commit: float) -> bool:
         if time.monotonic() - last_commit < self.settings.commit_interval_s:
@@ -293,10 +373,18 @@ class KafkaSource:
         return True
 
     async def _commit(self) -> None:
+        """Commit what is settled; a failure (broker gone, group rebalancing) is retried at the
+        next commit, and never stops the consumer."""
         offsets = self.tracker.committable()
-        if offsets and self.consumer is not None:
-            await self.consumer.commit(offsets)
-            self.tracker.mark_committed(offsets)
+        if not offsets or self.consumer is None:
+            return
+        try:
+            async with asyncio.timeout(_COMMIT_TIMEOUT_S):
+                await self.consumer.commit(offsets)
+        except (KafkaError, TimeoutError) as exc:
+            log.warning("offset commit failed, retried later: %s", type(exc).__name__)
+            return
+        self.tracker.mark_committed(offsets)
 
     def _lag(self) -> None:
         """Messages on each partition not read yet (log end offset - next offset to read)."""
@@ -309,21 +397,40 @@ class KafkaSource:
                     max(0, highwater - position))
 
 
+async def _bounded(work: Awaitable[Any], what: str, timeout_s: float = _STEP_TIMEOUT_S) -> None:
+    """One step of a shutdown or a handover: bounded in time, and a failure does not stop the
+    steps after it (the broker may be gone)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            await work
+    except (KafkaError, TimeoutError) as exc:
+        log.warning("%s did not complete: %s", what, type(exc).__name__)
+
+
+def _report_death(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        # The type only: an exception's text may quote trace content.
+        log.error("the Kafka consumer stopped: %s", type(task.exception()).__name__)
+
+
+async def _stop_consumer(consumer: AIOKafkaConsumer) -> None:
+    try:
+        await consumer.stop()
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # this stop is cancelled (or timed out), not a task inside it
+        # With the broker unreachable, aiokafka's fetcher re-raises the cancellation of its own
+        # fetch tasks (aio-libs/aiokafka#647) before closing its connections: close them here.
+        await consumer._client.close()
+
+
 class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
     def __init__(self, source: KafkaSource) -> None:
         self.source = source
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        # Settle what is assembled, commit it, and drop the rest: the next owner re-reads it.
-        await self.source.drain()
-        await self.source._commit()
-        dropped = self.source.tracker.forget(set(revoked))
-        for tp in revoked:
-            self.source._skip.pop(tp, None)
-        self.source.discard(dropped)
-        if revoked:
-            log.info("partitions revoked: %s; %d unfinished turns left to the next owner",
-                     sorted(tp.partition for tp in revoked), len(dropped))
+        await self.source._give_up(set(revoked), leaving=False)
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         if assigned:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,6 +37,8 @@ from exporters import attributes as A
 from monitor.errors import PermanentError
 from monitor.ingest import semconv
 from monitor.model import SpanFacts
+
+log = logging.getLogger(__name__)
 
 Format = Literal["proto", "json"]
 Signal = Literal["traces", "logs"]
@@ -87,7 +91,7 @@ def _hex_ids_to_base64(obj: dict[str, Any], where: str) -> None:
             try:
                 obj[key] = base64.b64encode(bytes.fromhex(value)).decode()
             except ValueError:
-                raise PermanentError(f"{where}.{key}: {value[:40]!r} is not hex") from None
+                raise PermanentError(f"{where}.{key}: not a hex string") from None
 
 
 def _walk(data: Any, outer: str, middle: str, inner: str) -> None:
@@ -98,7 +102,8 @@ def _walk(data: Any, outer: str, middle: str, inner: str) -> None:
                 if not isinstance(item, dict):
                     raise PermanentError(f"{where}.{inner}[{k}]: expected an object")
                 _hex_ids_to_base64(item, f"{where}.{inner}[{k}]")
-                for n, link in enumerate(item.get("links") or []):
+                links = item.get("links")
+                for n, link in enumerate(links if isinstance(links, list) else []):
                     if isinstance(link, dict):
                         _hex_ids_to_base64(link, f"{where}.{inner}[{k}].links[{n}]")
 
@@ -112,13 +117,26 @@ def _list(obj: Any, key: str, where: str) -> list[Any]:
     return value
 
 
+_PATH = re.compile(r" at ([A-Za-z0-9_.\[\]]+)")
+_FIELD = re.compile(r"Failed to parse ([A-Za-z0-9_]+) field")
+
+
+def _field_path(exc: Exception) -> str:
+    """Where protobuf's JSON parser failed, without its text: that quotes the offending value."""
+    text = str(exc)
+    found = _PATH.search(text)
+    if found:
+        return found.group(1)
+    return ".".join(_FIELD.findall(text)) or "the request"
+
+
 def _parse(body: bytes, fmt: Format, message: Any, path: tuple[str, str, str]) -> Any:
     kind = type(message).__name__
     if fmt == "proto":
         try:
             message.ParseFromString(body)
-        except (DecodeError, RecursionError) as exc:
-            raise PermanentError(f"malformed protobuf {kind}: {exc}") from None
+        except (DecodeError, RecursionError):
+            raise PermanentError(f"malformed protobuf {kind}") from None
         return message
     try:
         data = json.loads(body)
@@ -126,13 +144,22 @@ def _parse(body: bytes, fmt: Format, message: Any, path: tuple[str, str, str]) -
         raise PermanentError("JSON body is not UTF-8") from None
     except RecursionError:
         raise PermanentError("JSON body is nested too deeply") from None
-    except ValueError as exc:
-        raise PermanentError(f"malformed JSON: {exc}") from None
+    except ValueError as exc:  # the position only: json's message never quotes the input
+        raise PermanentError(f"malformed JSON at line {getattr(exc, 'lineno', '?')} "
+                             f"column {getattr(exc, 'colno', '?')}") from None
     _walk(data, *path)
     try:
         return json_format.ParseDict(data, message, ignore_unknown_fields=True)
-    except (json_format.ParseError, RecursionError, TypeError, ValueError) as exc:
-        raise PermanentError(f"JSON is not an OTLP {kind}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001  ParseError, and upb's SystemError on odd keys
+        raise PermanentError(f"JSON is not an OTLP {kind}: wrong type or value at "
+                             f"{_field_path(exc)}") from None
+
+
+def _mapping_failed(batch: Batch, exc: Exception) -> None:
+    """The mappers validate every value, so this is a bug; counted, and logged by type only
+    (an exception's text, pydantic's `input_value=` above all, may quote trace content)."""
+    log.warning("semantic-convention mapping failed on a span: %s", type(exc).__name__)
+    batch.reject("mapping_error", 1, "a span could not be mapped (counted as mapping_error)")
 
 
 class OtlpDecoder:
@@ -199,7 +226,7 @@ class OtlpDecoder:
             elif kv.key == A.TENANT_ID:
                 tenant = kv.value.string_value or None
         if self.tenant_id is not None and tenant != self.tenant_id:
-            reason = "missing tenant.id" if tenant is None else f"tenant.id {tenant!r}"
+            reason = "missing tenant.id" if tenant is None else "tenant.id"  # not echoed
             batch.reject("tenant_mismatch", count,
                          f"{count} {noun} refused: {reason} is not this sidecar's tenant")
             return None
@@ -237,9 +264,14 @@ class OtlpDecoder:
                     facts.is_root = not parent or span.flags & _PARENT_IS_REMOTE == _PARENT_IS_REMOTE
                     if span.status.code == STATUS_ERROR:
                         facts.error = span.status.message or "error"
-                    events = [(e.name, self._attrs(e.attributes, issues)) for e in span.events
-                              if e.name.startswith(semconv.INTERESTING_EVENT_PREFIXES)]
-                    semconv.extract(facts, self._attrs(span.attributes, issues), events, issues)
+                    try:
+                        events = [(e.name, self._attrs(e.attributes, issues)) for e in span.events
+                                  if e.name.startswith(semconv.INTERESTING_EVENT_PREFIXES)]
+                        semconv.extract(facts, self._attrs(span.attributes, issues), events,
+                                        issues)
+                    except Exception as exc:  # noqa: BLE001  a mapper bug: refuse the span
+                        _mapping_failed(batch, exc)
+                        continue
                     batch.facts.append(facts)
         return batch
 
@@ -278,6 +310,9 @@ class OtlpDecoder:
                             span_id=record.span_id, trace_id=record.trace_id, service=service,
                             tenant=tenant, is_log_fragment=True)
                         batch.facts.append(facts)
-                    if semconv.genai_events([(name, body)], facts, issues):
-                        facts.conventions.add("genai")
+                    try:
+                        if semconv.genai_events([(name, body)], facts, issues):
+                            facts.conventions.add("genai")
+                    except Exception as exc:  # noqa: BLE001  a mapper bug: refuse the record
+                        _mapping_failed(batch, exc)
         return batch

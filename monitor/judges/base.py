@@ -20,8 +20,10 @@ A judge leaves out a metric that does not apply (no documents, no answer).
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from monitor.model import AssistantTurn
 
@@ -35,13 +37,17 @@ LABELS: dict[str, tuple[str, ...]] = {
 CLAIM_LABELS = ("inferable", "generic", "ungrounded")
 
 
+T = TypeVar("T")
+
+
 class JudgeError(Exception):
-    """Judging this turn failed (unparseable output, a refused request); the turn is retried,
-    up to judging.max_attempts."""
+    """Judging this turn failed for a reason about the turn (the endpoint refuses its content,
+    it alone keeps getting invalid replies); the turn is retried, up to judging.max_attempts."""
 
 
 class JudgeUnavailable(JudgeError):
-    """The judge cannot be reached (down, circuit open): the turn waits, no attempt is spent."""
+    """The judge cannot give verdicts now (down, answering garbage, circuit open): the turn
+    waits and is judged later, no attempt is spent."""
 
     def __init__(self, message: str, retry_after_s: float) -> None:
         super().__init__(message)
@@ -82,6 +88,18 @@ class Judge(Protocol):
     name: str
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult: ...
+
+
+async def gather_all(*calls: Awaitable[T]) -> list[T]:
+    """The results of `calls`, run concurrently. When one fails, the others are cancelled and
+    awaited before its exception is raised (as itself, not in a group), so no call of this
+    judgement is left running once it returned (`asyncio.gather` would leave them running)."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(call) for call in calls]  # type: ignore[arg-type]
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return [task.result() for task in tasks]
 
 
 async def close_judges(judges: list[Judge] | tuple[Judge, ...]) -> None:

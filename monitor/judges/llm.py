@@ -10,6 +10,14 @@ when the turn called tools, `tool_use`. Verdicts are cached by content hash, so 
 document pair, or a whole repeated answer, is not judged twice. Content is redacted before it is
 put in a prompt. The `openai` client retries 429 / 5xx / timeouts itself, honouring Retry-After;
 a circuit breaker stops calling an endpoint that keeps failing.
+
+What is an outage of the endpoint (JudgeUnavailable: the breaker counts it, the turn waits and
+no attempt is spent) and what is about the turn (JudgeError: an attempt is spent):
+- unreachable, 5xx, 429, timeouts, other 4xx (401, 403, 404...): an outage;
+- replies that are not verdicts after the bounded re-ask (prose, wrong schema, invalid labels,
+  a body that is no completion): an outage, unless the endpoint gave other turns valid verdicts
+  of that prompt between two tries of this turn: then the turn is the cause;
+- 400, 413, 422: the endpoint refuses this request's content (too long...): the turn.
 """
 
 from __future__ import annotations
@@ -26,7 +34,14 @@ import openai
 
 from monitor.config import CircuitBreakerSettings, LLMEndpointSettings, LLMJudgingSettings
 from monitor.emit.metrics import Metrics
-from monitor.judges.base import Judge, JudgeError, JudgeResult, JudgeUnavailable, Verdict
+from monitor.judges.base import (
+    Judge,
+    JudgeError,
+    JudgeResult,
+    JudgeUnavailable,
+    Verdict,
+    gather_all,
+)
 from monitor.judges.fusion import evaluator_scores, fusion_block
 from monitor.judges.prompts import PROMPTS, ParseError, Prompt, parse
 from monitor.judges.redact import Redactor
@@ -73,8 +88,21 @@ class Usage:
     prompts: set[str] = field(default_factory=set)
 
 
+REFUSED_CONTENT = frozenset({400, 413, 422})  # the request's content is refused: about the turn
+_GARBLED_MEMORY = 10_000  # turns remembered as having had invalid replies
+
+
+class Garbled(JudgeError):
+    """The replies to one prompt were not a verdict, after the re-asks."""
+
+    def __init__(self, message: str, tag: str) -> None:
+        super().__init__(message)
+        self.tag = tag
+
+
 class Endpoint:
-    """One endpoint: the client, its concurrency bound, its circuit breaker."""
+    """One endpoint: the client, its concurrency bound, its circuit breaker, and how many valid
+    verdicts each prompt got from it (which tells an outage from a turn that alone fails)."""
 
     def __init__(self, settings: LLMEndpointSettings, breaker: CircuitBreakerSettings,
                  metrics: Metrics) -> None:
@@ -86,40 +114,55 @@ class Endpoint:
                                          max_retries=settings.max_retries)
         self.semaphore = asyncio.Semaphore(settings.max_concurrency)
         self.breaker = CircuitBreaker(breaker)
+        self.valid: Counter[str] = Counter()  # prompt tag -> valid verdicts received
+        self.in_flight = 0  # calls started and not finished
+
+    def outage(self, message: str) -> JudgeUnavailable:
+        self.breaker.failure()
+        return JudgeUnavailable(message, self.breaker.settings.reset_timeout_s)
+
+    def answered(self, tag: str) -> None:
+        """A reply parsed as a verdict: the endpoint works."""
+        self.breaker.success()
+        self.valid[tag] += 1
 
     async def complete(self, prompt: Prompt, messages: list[dict[str, str]], usage: Usage,
                        count: int | None = None) -> str:
         s = self.settings
-        self.breaker.before_call(s.name)
         kwargs: dict[str, Any] = {}
         response_format = prompt.response_format(s.structured_output, count)
         if response_format is not None:
             kwargs["response_format"] = response_format
         start = time.perf_counter()
+        self.in_flight += 1
         try:
             async with self.semaphore:
+                self.breaker.before_call(s.name)  # after the wait: it may have opened meanwhile
                 response = await self.client.chat.completions.create(
                     model=s.model, messages=messages, temperature=s.temperature,  # type: ignore[arg-type]
                     max_tokens=s.max_output_tokens, **kwargs)
-        except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError,
-                openai.InternalServerError) as exc:
-            self.breaker.failure()
-            self.metrics.llm_calls.labels(s.name, "unavailable").inc()
-            raise JudgeUnavailable(f"judge {s.name}: {type(exc).__name__}",
-                                   self.breaker.settings.reset_timeout_s) from None
-        except openai.APIStatusError as exc:  # a 4xx: this request will not succeed as it is
-            self.breaker.success()  # the endpoint answered
-            self.metrics.llm_calls.labels(s.name, "refused").inc()
-            raise JudgeError(f"judge {s.name}: HTTP {exc.status_code}") from None
-        self.breaker.success()
+        except openai.APIStatusError as exc:
+            if exc.status_code in REFUSED_CONTENT:  # this request will not succeed as it is
+                self.metrics.llm_calls.labels(s.name, "refused").inc()
+                raise JudgeError(f"judge {s.name}: HTTP {exc.status_code}") from None
+            self.metrics.llm_calls.labels(s.name, "unavailable").inc()  # 5xx, 429, 401, 404...
+            raise self.outage(f"judge {s.name}: HTTP {exc.status_code}") from None
+        except (openai.APIError, json.JSONDecodeError) as exc:  # unreachable, timed out, a body
+            self.metrics.llm_calls.labels(s.name, "unavailable").inc()  # that is not JSON...
+            raise self.outage(f"judge {s.name}: {type(exc).__name__}") from None
+        finally:
+            self.in_flight -= 1
+        # The breaker counts the reply once it is known to be a verdict (see `answered`).
         self.metrics.llm_calls.labels(s.name, "ok").inc()
         self.metrics.llm_call_latency.labels(s.name).observe(time.perf_counter() - start)
         usage.calls += 1
         usage.prompts.add(prompt.tag)
-        if response.usage is not None:
+        if getattr(response, "usage", None) is not None:
             usage.input_tokens += response.usage.prompt_tokens
             usage.output_tokens += response.usage.completion_tokens
-        return response.choices[0].message.content or "" if response.choices else ""
+        # A body that is no completion reads as an empty reply: invalid, like any garbage.
+        choices = getattr(response, "choices", None) or [None]
+        return getattr(getattr(choices[0], "message", None), "content", None) or ""
 
 
 class VerdictCache:
@@ -183,6 +226,9 @@ class LLMJudge:
         self.endpoint = Endpoint(endpoint, settings.circuit_breaker, metrics)
         self.metrics = metrics
         self.cache = VerdictCache(settings.cache_size)
+        # trace id -> the endpoint's valid verdicts per prompt when the turn's last try that
+        # got invalid replies began
+        self._garbled: OrderedDict[str, Counter[str]] = OrderedDict()
 
     async def aclose(self) -> None:
         await self.endpoint.client.close()
@@ -198,14 +244,16 @@ class LLMJudge:
                 output = parse(prompt.output, text)
                 if items is not None:
                     _in_order(output, items)
-                return output
             except ParseError as exc:
                 self.metrics.llm_calls.labels(self.name, "unparseable").inc()
                 if attempt == self.settings.parse_retries:
-                    raise JudgeError(f"judge {self.name}: {prompt.tag}: {exc}") from None
+                    raise Garbled(f"judge {self.name}: {prompt.tag}: {exc}", prompt.tag) from None
                 messages = [*messages, {"role": "assistant", "content": text},
                             {"role": "user", "content": f"That reply is not valid: {exc}. "
                              "Answer again with the JSON object only."}]
+            else:
+                self.endpoint.answered(prompt.tag)
+                return output
         raise AssertionError("unreachable")
 
     async def _sampled(self, prompt: Prompt, usage: Usage, items: int | None = None,
@@ -213,8 +261,8 @@ class LLMJudge:
         samples = self.endpoint.settings.samples
         if extra:
             usage.prompts.add(f"{prompt.tag}+fusion")
-        return list(await asyncio.gather(*(self._ask(prompt, usage, items, extra, **values)
-                                           for _ in range(samples))))
+        return await gather_all(*(self._ask(prompt, usage, items, extra, **values)
+                                  for _ in range(samples)))
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         start = time.perf_counter()
@@ -232,11 +280,30 @@ class LLMJudge:
         if question and turn.tool_calls and turn.expected_tool_calls is None:
             # With expected calls the reference-based judge applies instead.
             tasks.append(self._tool_use(question, turn, redact, usage))  # type: ignore[arg-type]
-        verdicts = [v for group in await asyncio.gather(*tasks) for v in group]
+        valid_before = self.endpoint.valid.copy()
+        try:
+            verdicts = [v for group in await gather_all(*tasks) for v in group]
+        except Garbled as exc:
+            raise self._garbled_turn(turn.trace_id, exc, valid_before) from None
+        self._garbled.pop(turn.trace_id, None)
         return JudgeResult(self.name, verdicts, calls=usage.calls, input_tokens=usage.input_tokens,
                            output_tokens=usage.output_tokens,
                            latency_s=time.perf_counter() - start,
                            prompt_version=";".join(sorted(usage.prompts)) or None)
+
+    def _garbled_turn(self, trace_id: str, exc: Garbled, valid_before: Counter[str]
+                      ) -> JudgeError:
+        """Invalid replies are an outage of the endpoint, unless it gave valid verdicts of the
+        same prompt (to other turns) between the start of this turn's previous invalid try and
+        the start of this one (`valid_before`): then the turn is the cause; it spends an attempt.
+        Without other traffic in between it stays an outage: retried, never lost."""
+        previous = self._garbled.pop(trace_id, None)
+        self._garbled[trace_id] = valid_before
+        while len(self._garbled) > _GARBLED_MEMORY:
+            self._garbled.popitem(last=False)
+        if previous is not None and valid_before[exc.tag] > previous[exc.tag]:
+            return JudgeError(f"{exc}; other turns get valid verdicts, this one does not")
+        return self.endpoint.outage(f"{exc}; the judge is treated as unavailable")
 
     async def _context_relevance(self, question: str, docs: list[str], usage: Usage,
                                  scores: dict[str, float] | None = None) -> list[Verdict]:

@@ -2,16 +2,16 @@
 
 The panel's verdicts carry each judge's vote and the share that agreed (`details["votes"]`,
 `details["agreement"]`), so disagreement is visible per turn and as a metric. Ties go to the
-judge listed first. One judge failing fails the panel's judgement (the turn is retried): a
-verdict from part of a panel would not be comparable with the others.
+judge listed first. One judge failing fails the panel's judgement (the turn is retried, and
+the other judges' calls are cancelled): a verdict from part of a panel would not be comparable
+with the others.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 
-from monitor.judges.base import Judge, JudgeResult, Verdict, close_judges
+from monitor.judges.base import Judge, JudgeResult, Verdict, close_judges, gather_all
 from monitor.judges.llm import majority
 from monitor.model import AssistantTurn
 
@@ -24,7 +24,7 @@ class PanelJudge:
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         start = time.perf_counter()
-        results = await asyncio.gather(*(j.judge(turn) for j in self.judges))
+        results = await gather_all(*(j.judge(turn) for j in self.judges))
         metrics = dict.fromkeys(v.metric for r in results for v in r.verdicts)  # ordered, unique
         verdicts = []
         for metric in metrics:

@@ -5,11 +5,14 @@
     stage.wake()          # a turn was enqueued
     await stage.stop()    # finishes the turns being judged (bounded), leaves the rest persisted
 
-A failed judgement (JudgeError, or any exception) puts the turn back with a delay, up to
-`max_attempts`; then it is marked failed and counted. A judge that is unavailable (endpoint
-down, circuit open) spends no attempt: the turn goes back to the queue and the workers pause
-until the judge may be back, so an outage loses no turn. Judge calls are rate-limited across
-workers by `calls_per_minute`.
+Before any judge sees a turn, its question, answer and documents are cut to `judging.input`'s
+byte limits (counted), so one huge turn cannot stall judging. A failed judgement (JudgeError,
+or any exception) puts the turn back with a delay, up to `max_attempts`; then it is marked
+failed and counted. A judge that is unavailable (endpoint down or answering garbage, circuit
+open) spends no attempt: the turn goes back to the queue and the workers pause until the judge
+may be back, so an outage loses no turn. Judge calls are rate-limited across workers by
+`calls_per_minute`. `stop()` returns within its timeout even when a judge call does not end;
+a turn cut short goes back to the store, judged after restart.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from monitor.config import JudgingSettings
+from monitor.config import JudgeInputSettings, JudgingSettings
 from monitor.emit.metrics import Metrics
 from monitor.judges.base import Judge, JudgeResult, JudgeUnavailable, close_judges
 from monitor.model import AssistantTurn
@@ -51,14 +54,53 @@ class RateLimiter:
             await asyncio.sleep(wait)
 
 
+def cut_text(text: str | None, limit: int) -> tuple[str | None, bool]:
+    """`text` cut to at most `limit` UTF-8 bytes (on a character boundary), and whether it was."""
+    if text is None or len(text) * 4 <= limit:  # no character is longer than 4 bytes
+        return text, False
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text, False
+    return data[:limit].decode("utf-8", "ignore"), True
+
+
+def judge_input(turn: AssistantTurn, limits: JudgeInputSettings,
+                on_cut: Callable[[str], None]) -> AssistantTurn:
+    """The turn as judges see it: question, answer and documents within `limits`;
+    `on_cut(field)` once per field cut."""
+    update: dict[str, object] = {}
+    for name, limit in (("question", limits.question_bytes), ("answer", limits.answer_bytes)):
+        text, cut = cut_text(getattr(turn, name), limit)
+        if cut:
+            update[name] = text
+            on_cut(name)
+    documents = turn.documents[:limits.documents]
+    changed = len(documents) < len(turn.documents)
+    if changed:
+        on_cut("documents")
+    kept = []
+    for document in documents:
+        content, cut = cut_text(document.content, limits.document_bytes)
+        if cut:
+            document = document.model_copy(update={"content": content})
+            on_cut("document")
+            changed = True
+        kept.append(document)
+    if changed:
+        update["documents"] = kept
+    return turn.model_copy(update=update) if update else turn
+
+
 class JudgeStage:
     def __init__(self, settings: JudgingSettings, store: Store, judges: list[Judge],
-                 metrics: Metrics, on_verdicts: OnVerdicts) -> None:
+                 metrics: Metrics, on_verdicts: OnVerdicts,
+                 on_failed: Callable[[str], None] | None = None) -> None:
         self.settings = settings
         self.store = store
         self.judges = judges
         self.metrics = metrics
         self.on_verdicts = on_verdicts
+        self.on_failed = on_failed  # a turn given up for good (its trace id)
         self.limiter = RateLimiter(settings.calls_per_minute)
         self._work = asyncio.Event()
         self._workers: list[asyncio.Task[None]] = []
@@ -85,17 +127,25 @@ class JudgeStage:
         self.wake()
 
     async def stop(self, timeout_s: float = 10.0) -> None:
-        """Let workers finish the turn in hand (bounded); what is not judged stays persisted."""
+        """Let workers finish the turn in hand for half of `timeout_s`, then cancel them (their
+        turns go back to the store untouched); returns within `timeout_s` even when a judge call
+        does not end (a request, a CPU-bound judge in a thread, which is left to finish)."""
+        deadline = time.monotonic() + timeout_s
         self._stopping = True
         self.wake()
         if self._workers:
-            _, pending = await asyncio.wait(self._workers, timeout=timeout_s)
+            _, pending = await asyncio.wait(self._workers, timeout=timeout_s / 2)
             for task in pending:
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            if pending:
+                _, stuck = await asyncio.wait(pending, timeout=timeout_s / 4)
+                if stuck:  # their turns stay `judging`; recover() puts them back at start-up
+                    log.warning("%d judge workers did not stop in time", len(stuck))
             self._workers = []
-        await close_judges(self.judges)  # LLM judges hold HTTP connections
+        try:  # LLM judges hold HTTP connections
+            await asyncio.wait_for(close_judges(self.judges), max(deadline - time.monotonic(), 0))
+        except TimeoutError:
+            log.warning("closing the judges' connections timed out")
 
     async def _worker(self) -> None:
         while not self._stopping:
@@ -113,16 +163,21 @@ class JudgeStage:
             self._busy += 1
             try:
                 await self._judge(claimed)
+            except asyncio.CancelledError:  # stopped mid-judgement: judged after restart
+                self.store.release(claimed.trace_id, retry_at=0.0)
+                raise
             finally:
                 self._busy -= 1
             self.metrics.judge_backlog.set(self.store.backlog())
 
     async def _judge(self, claimed: Claimed) -> None:
+        turn = judge_input(claimed.turn, self.settings.input,
+                           lambda field: self.metrics.judge_input_truncated.labels(field).inc())
         results = []
         for judge in self.judges:
             await self.limiter.acquire()
             try:
-                results.append(await judge.judge(claimed.turn))
+                results.append(await judge.judge(turn))
             except JudgeUnavailable as exc:
                 self.metrics.judge_requests.labels(judge.name, "unavailable").inc()
                 self.store.release(claimed.trace_id, retry_at=time.time() + exc.retry_after_s)
@@ -151,6 +206,8 @@ class JudgeStage:
             self.store.fail(claimed.trace_id, error, retry_at=None)
             self.metrics.turns_dropped.labels("judge_failed").inc()
             log.warning("giving up on a turn after %d attempts: %s", claimed.attempts, error)
+            if self.on_failed is not None:
+                self.on_failed(claimed.trace_id)
         else:
             backoff = self.settings.retry_backoff_s * 2 ** (claimed.attempts - 1)
             self.store.fail(claimed.trace_id, error, retry_at=time.time() + backoff)

@@ -31,6 +31,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    body: str | None = None  # sent as is (application/json) instead of a completion: garbage
 
 
 Script = Callable[[dict[str, Any]], Reply]
@@ -54,6 +55,9 @@ class ScriptedOpenAIServer:
         body = await request.json()
         self.requests.append(body)
         reply = self.script(body)
+        if reply.body is not None:
+            return web.Response(text=reply.body, status=reply.status,
+                                content_type="application/json")
         if reply.status != 200:
             error = {"error": {"message": reply.content or "scripted error", "type": "server_error"}}
             return web.json_response(error, status=reply.status, headers=reply.headers)

@@ -1,8 +1,14 @@
-"""Readers shared by the convention mappers: JSON, text, numbers, indexed keys."""
+"""Readers shared by the convention mappers: JSON, text, numbers, ids, indexed keys.
+
+Every value read from a span passes through one of these, so a wrong type (an integer model
+name, an array where an id belongs, Infinity as a token count, JSON nested thousands deep) is
+coerced or dropped here and counted in `issues`, never raised later in assembly or judging.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -12,52 +18,134 @@ from monitor.model import SpanFacts, SpanRole
 Attrs = Mapping[str, Any]
 Event = tuple[str, Attrs]  # (name, attributes or body)
 
+MAX_JSON_DEPTH = 32  # tool arguments and message parts nested deeper are dropped and counted
+MAX_TOKENS = 1 << 31  # a token count beyond this is not a count
+
+
+def _too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether a decoded JSON value nests deeper than `limit` (iterative: no recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _may_nest_deeply(text: str) -> bool:
+    """Cheap bound first: JSON text with few brackets cannot nest deeply (no walk needed)."""
+    return text.count("[") + text.count("{") > MAX_JSON_DEPTH
+
 
 def _json(value: Any, issues: Counter[str], reason: str) -> Any:
     """Decode a JSON-encoded attribute; structured values pass through; garbage is counted."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except (ValueError, RecursionError):
-        issues[reason] += 1
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except (ValueError, RecursionError):
+            issues[reason] += 1
+            return None
+        if not _may_nest_deeply(value):
+            return decoded
+        value = decoded
+    if isinstance(value, (Mapping, list)) and _too_deep(value):
+        issues["value_too_deep"] += 1
         return None
+    return value
 
 
-def _text(value: Any) -> str | None:
+def _text(value: Any, depth: int = 0) -> str | None:
     if value is None:
         return None
     if isinstance(value, str):
         return value
-    if isinstance(value, list):  # content given as parts: keep the text ones
-        texts = [_text(v.get("content") or v.get("text")) if isinstance(v, dict) else _text(v)
-                 for v in value]
+    if isinstance(value, list) and depth < MAX_JSON_DEPTH:  # content given as parts: keep text
+        texts = [_text(v.get("content") or v.get("text"), depth + 1) if isinstance(v, Mapping)
+                 else _text(v, depth + 1) for v in value]
         return "\n".join(t for t in texts if t) or None
-    return json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (RecursionError, ValueError, TypeError):
+        return None
 
 
-def _maybe_json(value: Any) -> Any:
-    """Tool arguments and results: a dict/list when they are JSON, else the value as given."""
+def _maybe_json(value: Any, issues: Counter[str] | None = None) -> Any:
+    """Tool arguments and results: a dict/list when they are JSON, else the value as given.
+    Values nested deeper than MAX_JSON_DEPTH are dropped (counted): nothing downstream
+    (pydantic, the store, the judges) has to survive them."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
-        except ValueError:
+            decoded = json.loads(value)
+        except (ValueError, RecursionError):
             return value
+        if isinstance(decoded, (Mapping, list)) and _may_nest_deeply(value) and _too_deep(decoded):
+            if issues is not None:
+                issues["value_too_deep"] += 1
+            return value  # kept as the text it was
+        return decoded
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (Mapping, list)) and _too_deep(value):
+        if issues is not None:
+            issues["value_too_deep"] += 1
+        return None
     return value
 
 
 def _float(value: Any) -> float | None:
-    try:
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
+    """A finite float, or None (NaN and Infinity are not scores)."""
+    if value is None or isinstance(value, bool):
         return None
-
-
-def _int(value: Any) -> int:
     try:
-        return int(value) if value is not None else 0
-    except (TypeError, ValueError):
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _int(value: Any, issues: Counter[str] | None = None) -> int:
+    """A token count: a non-negative integer below MAX_TOKENS, else 0 (counted)."""
+    if value is None:
         return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        value = -1
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError):
+        number = -1
+    if 0 <= number < MAX_TOKENS:
+        return number
+    if issues is not None:
+        issues["invalid_token_count"] += 1
+    return 0
+
+
+def _scalar(value: Any) -> bool:
+    """A finite number of sane size: something an id or a name may be coerced from."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return abs(value) < 10 ** 64
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _str(value: Any, issues: Counter[str], name: str) -> str | None:
+    """A string-typed field (model, ids): strings pass, numbers are coerced (counted
+    `<name>_coerced`), anything else is dropped (counted `<name>_wrong_type`)."""
+    if value is None or isinstance(value, str):
+        return value
+    if _scalar(value):
+        issues[f"{name}_coerced"] += 1
+        return str(value)
+    issues[f"{name}_wrong_type"] += 1
+    return None
 
 
 def _indexed(attrs: Attrs, prefix: str) -> list[dict[str, Any]]:
@@ -65,10 +153,11 @@ def _indexed(attrs: Attrs, prefix: str) -> list[dict[str, Any]]:
     groups: dict[int, dict[str, Any]] = {}
     plen = len(prefix)
     for key in attrs:
-        if not key.startswith(prefix):
+        if not isinstance(key, str) or not key.startswith(prefix):
             continue
         index, _, rest = key[plen:].partition(".")
-        if index.isdigit() and rest:
+        # ASCII digits only: "²".isdigit() is true, but int("²") raises.
+        if rest and index.isascii() and index.isdigit() and len(index) <= 9:
             groups.setdefault(int(index), {})[rest] = attrs[key]
     return [groups[i] for i in sorted(groups)]
 
@@ -81,5 +170,3 @@ def _first(facts: SpanFacts, name: str, value: Any) -> None:
 def _role(facts: SpanFacts, role: SpanRole) -> None:
     if facts.role == "other":
         facts.role = role
-
-

@@ -16,6 +16,7 @@ from monitor.ingest.semconv._common import (
     _json,
     _maybe_json,
     _role,
+    _str,
     _text,
 )
 from monitor.model import Message, RetrievedDocument, SpanFacts, SpanRole, ToolCall
@@ -27,7 +28,7 @@ _GENAI_ROLES: dict[str, SpanRole] = {
 }
 
 
-def _genai_tool_call(part: Mapping[str, Any]) -> ToolCall | None:
+def _genai_tool_call(part: Mapping[str, Any], issues: Counter[str]) -> ToolCall | None:
     name = part.get("name")
     if not name and isinstance(part.get("function"), Mapping):  # OpenAI-shaped tool_calls
         name = part["function"].get("name")
@@ -36,7 +37,8 @@ def _genai_tool_call(part: Mapping[str, Any]) -> ToolCall | None:
         arguments = part.get("arguments")
     if not name:
         return None
-    return ToolCall(name=str(name), arguments=_maybe_json(arguments), call_id=part.get("id"))
+    return ToolCall(name=str(name), arguments=_maybe_json(arguments, issues),
+                    call_id=_str(part.get("id"), issues, "tool_call_id"))
 
 
 def genai_messages(raw: Any, issues: Counter[str]) -> list[Message] | None:
@@ -63,11 +65,11 @@ def genai_messages(raw: Any, issues: Counter[str]) -> list[Message] | None:
                 if kind == "text" and part.get("content") is not None:
                     texts.append(str(part["content"]))
                 elif kind == "tool_call":
-                    call = _genai_tool_call(part)
+                    call = _genai_tool_call(part, issues)
                     if call:
                         message.tool_calls.append(call)
                 elif kind == "tool_call_response":
-                    message.tool_call_id = part.get("id")
+                    message.tool_call_id = _str(part.get("id"), issues, "tool_call_id")
                     texts.append(_text(part.get("response", part.get("result"))) or "")
         elif "content" in item:  # pre-parts shape: {"role", "content"}
             text = _text(item.get("content"))
@@ -114,12 +116,13 @@ def map_genai(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
         _first(facts, "output_messages", genai_messages(outputs, issues))
     if facts.role == "other" and (inputs is not None or outputs is not None):
         facts.role = "llm"
-    _first(facts, "model", model)
+    _first(facts, "model", _str(model, issues, "model"))
     facts.input_tokens = facts.input_tokens or _int(
-        attrs.get(A.GEN_AI_USAGE_INPUT_TOKENS, attrs.get("gen_ai.usage.prompt_tokens")))
+        attrs.get(A.GEN_AI_USAGE_INPUT_TOKENS, attrs.get("gen_ai.usage.prompt_tokens")), issues)
     facts.output_tokens = facts.output_tokens or _int(
-        attrs.get(A.GEN_AI_USAGE_OUTPUT_TOKENS, attrs.get("gen_ai.usage.completion_tokens")))
-    _first(facts, "conversation_id", attrs.get(A.GEN_AI_CONVERSATION_ID))
+        attrs.get(A.GEN_AI_USAGE_OUTPUT_TOKENS, attrs.get("gen_ai.usage.completion_tokens")), issues)
+    _first(facts, "conversation_id",
+           _str(attrs.get(A.GEN_AI_CONVERSATION_ID), issues, "conversation_id"))
     if documents is not None or op == A.OPERATION_RETRIEVAL:
         _role(facts, "retrieval")
         if not facts.documents:
@@ -129,9 +132,9 @@ def map_genai(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
         _role(facts, "tool")
         _first(facts, "tool", ToolCall(
             name=str(tool_name),
-            arguments=_maybe_json(attrs.get(A.GEN_AI_TOOL_CALL_ARGUMENTS)),
-            result=_maybe_json(attrs.get(A.GEN_AI_TOOL_CALL_RESULT)),
-            call_id=attrs.get(A.GEN_AI_TOOL_CALL_ID),
+            arguments=_maybe_json(attrs.get(A.GEN_AI_TOOL_CALL_ARGUMENTS), issues),
+            result=_maybe_json(attrs.get(A.GEN_AI_TOOL_CALL_RESULT), issues),
+            call_id=_str(attrs.get(A.GEN_AI_TOOL_CALL_ID), issues, "tool_call_id"),
         ))
     return True
 
@@ -143,14 +146,15 @@ _EVENT_ROLES = {
 }
 
 
-def _event_message(role: str, body: Mapping[str, Any]) -> Message:
+def _event_message(role: str, body: Mapping[str, Any], issues: Counter[str]) -> Message:
     message = Message(role=str(body.get("role") or role), content=_text(body.get("content")))
     calls = body.get("tool_calls")
     if isinstance(calls, list):
-        message.tool_calls = [c for c in (_genai_tool_call(x) for x in calls
+        message.tool_calls = [c for c in (_genai_tool_call(x, issues) for x in calls
                                           if isinstance(x, Mapping)) if c]
     if role == "tool":
-        message.tool_call_id = body.get("id") or body.get("tool_call_id")
+        message.tool_call_id = _str(body.get("id") or body.get("tool_call_id"), issues,
+                                    "tool_call_id")
     return message
 
 
@@ -159,11 +163,11 @@ def genai_events(events: list[Event], facts: SpanFacts, issues: Counter[str]) ->
     found = False
     for name, body in events:
         if name in _EVENT_ROLES:
-            facts.event_inputs.append(_event_message(_EVENT_ROLES[name], body))
+            facts.event_inputs.append(_event_message(_EVENT_ROLES[name], body, issues))
         elif name == "gen_ai.choice":
             message = body.get("message")
             facts.event_outputs.append(_event_message(
-                "assistant", message if isinstance(message, Mapping) else body))
+                "assistant", message if isinstance(message, Mapping) else body, issues))
         elif name == "gen_ai.content.prompt":  # older SDKs: the whole prompt as one JSON attribute
             facts.event_inputs.extend(_legacy_json_messages(body.get("gen_ai.prompt"), issues))
         elif name == "gen_ai.content.completion":
@@ -182,6 +186,7 @@ def _legacy_json_messages(raw: Any, issues: Counter[str]) -> list[Message]:
     data = _json(raw, issues, "malformed_messages")
     if not isinstance(data, list):
         return []
-    return [_event_message(str(m.get("role", "")), m) for m in data if isinstance(m, Mapping)]
+    return [_event_message(str(m.get("role", "")), m, issues) for m in data
+            if isinstance(m, Mapping)]
 
 

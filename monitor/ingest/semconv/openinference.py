@@ -12,6 +12,7 @@ from monitor.ingest.semconv._common import (
     _int,
     _maybe_json,
     _role,
+    _str,
     _text,
 )
 from monitor.model import Message, RetrievedDocument, SpanFacts, SpanRole, ToolCall
@@ -22,7 +23,7 @@ _OI_ROLES: dict[str, SpanRole] = {
 }
 
 
-def _oi_messages(attrs: Attrs, prefix: str) -> list[Message] | None:
+def _oi_messages(attrs: Attrs, prefix: str, issues: Counter[str]) -> list[Message] | None:
     groups = _indexed(attrs, prefix)
     if not groups:
         return None
@@ -30,16 +31,18 @@ def _oi_messages(attrs: Attrs, prefix: str) -> list[Message] | None:
     for group in groups:
         content = group.get("message.content")
         if content is None:  # multimodal: message.contents.M.message_content.text
-            texts = [g.get("message_content.text") for g in _indexed(group, "message.contents.")]
+            texts = [_text(g.get("message_content.text"))
+                     for g in _indexed(group, "message.contents.")]
             content = "\n".join(t for t in texts if t) or None
         message = Message(role=str(group.get("message.role", "")), content=_text(content),
-                          tool_call_id=group.get("message.tool_call_id"))
+                          tool_call_id=_str(group.get("message.tool_call_id"), issues,
+                                            "tool_call_id"))
         for call in _indexed(group, "message.tool_calls."):
             name = call.get("tool_call.function.name")
             if name:
                 message.tool_calls.append(ToolCall(
-                    name=str(name), call_id=call.get("tool_call.id"),
-                    arguments=_maybe_json(call.get("tool_call.function.arguments"))))
+                    name=str(name), call_id=_str(call.get("tool_call.id"), issues, "tool_call_id"),
+                    arguments=_maybe_json(call.get("tool_call.function.arguments"), issues)))
         messages.append(message)
     return messages
 
@@ -62,11 +65,11 @@ def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> b
     is_json = lambda key: str(attrs.get(key, "")).startswith("application/json")  # noqa: E731
     input_value, output_value = attrs.get("input.value"), attrs.get("output.value")
     if role == "llm":
-        _first(facts, "input_messages", _oi_messages(attrs, "llm.input_messages."))
-        _first(facts, "output_messages", _oi_messages(attrs, "llm.output_messages."))
-        _first(facts, "model", attrs.get("llm.model_name"))
-        facts.input_tokens = facts.input_tokens or _int(attrs.get("llm.token_count.prompt"))
-        facts.output_tokens = facts.output_tokens or _int(attrs.get("llm.token_count.completion"))
+        _first(facts, "input_messages", _oi_messages(attrs, "llm.input_messages.", issues))
+        _first(facts, "output_messages", _oi_messages(attrs, "llm.output_messages.", issues))
+        _first(facts, "model", _str(attrs.get("llm.model_name"), issues, "model"))
+        facts.input_tokens = facts.input_tokens or _int(attrs.get("llm.token_count.prompt"), issues)
+        facts.output_tokens = facts.output_tokens or _int(attrs.get("llm.token_count.completion"), issues)
     elif role == "retrieval":
         if not facts.documents:
             facts.documents = (_oi_documents(attrs, "reranker.output_documents.")
@@ -76,9 +79,10 @@ def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> b
         name = attrs.get("tool.name") or attrs.get("tool_call.function.name")
         if name:
             arguments = attrs.get("tool_call.function.arguments", input_value)
-            _first(facts, "tool", ToolCall(name=str(name), arguments=_maybe_json(arguments),
-                                           result=_maybe_json(output_value),
-                                           call_id=attrs.get("tool_call.id")))
+            _first(facts, "tool", ToolCall(
+                name=str(name), arguments=_maybe_json(arguments, issues),
+                result=_maybe_json(output_value, issues),
+                call_id=_str(attrs.get("tool_call.id"), issues, "tool_call_id")))
         else:
             issues["tool_without_name"] += 1
     else:  # chain / agent: plain-text input and output are the turn's question and answer
@@ -86,7 +90,7 @@ def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> b
             _first(facts, "input_text", _text(input_value))
         if output_value is not None and not is_json("output.mime_type"):
             _first(facts, "output_text", _text(output_value))
-    _first(facts, "conversation_id", attrs.get("session.id"))
+    _first(facts, "conversation_id", _str(attrs.get("session.id"), issues, "conversation_id"))
     return True
 
 

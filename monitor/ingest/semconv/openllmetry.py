@@ -16,6 +16,7 @@ from monitor.ingest.semconv._common import (
     _json,
     _maybe_json,
     _role,
+    _str,
     _text,
 )
 from monitor.model import Message, RetrievedDocument, SpanFacts, SpanRole, ToolCall
@@ -25,22 +26,23 @@ _TRACELOOP_ROLES: dict[str, SpanRole] = {
 }
 
 
-def _ll_messages(attrs: Attrs, prefix: str) -> list[Message] | None:
+def _ll_messages(attrs: Attrs, prefix: str, issues: Counter[str]) -> list[Message] | None:
     groups = _indexed(attrs, prefix)
     if not groups:
         return None
     messages = []
     for group in groups:
         message = Message(role=str(group.get("role", "")), content=_text(group.get("content")),
-                          tool_call_id=group.get("tool_call_id"))
+                          tool_call_id=_str(group.get("tool_call_id"), issues, "tool_call_id"))
         for call in _indexed(group, "tool_calls."):
             if call.get("name"):
-                message.tool_calls.append(ToolCall(name=str(call["name"]), call_id=call.get("id"),
-                                                   arguments=_maybe_json(call.get("arguments"))))
+                message.tool_calls.append(ToolCall(
+                    name=str(call["name"]), call_id=_str(call.get("id"), issues, "tool_call_id"),
+                    arguments=_maybe_json(call.get("arguments"), issues)))
         if group.get("function_call.name"):
             message.tool_calls.append(ToolCall(
                 name=str(group["function_call.name"]),
-                arguments=_maybe_json(group.get("function_call.arguments"))))
+                arguments=_maybe_json(group.get("function_call.arguments"), issues)))
         messages.append(message)
     return messages
 
@@ -50,7 +52,10 @@ def _entity_payload(raw: Any, issues: Counter[str]) -> Any:
     data = _json(raw, issues, "malformed_entity")
     if isinstance(data, Mapping) and set(data) <= {"args", "kwargs"}:
         args, kwargs = data.get("args") or [], data.get("kwargs") or {}
-        if not args and isinstance(kwargs, Mapping):
+        if not isinstance(args, list) or not isinstance(kwargs, Mapping):
+            issues["malformed_entity"] += 1
+            return data
+        if not args:
             return dict(kwargs)
         if len(args) == 1 and not kwargs:
             return args[0]
@@ -64,8 +69,8 @@ def _has_indexed(attrs: Attrs, prefix: str) -> bool:
 def map_openllmetry(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
     span_kind = attrs.get("traceloop.span.kind")
     # Cheap guards first: a full key scan per prefix is the costly part of this mapper.
-    prompts = _ll_messages(attrs, "gen_ai.prompt.") if _has_indexed(attrs, "gen_ai.prompt.") else None
-    completions = (_ll_messages(attrs, "gen_ai.completion.")
+    prompts = _ll_messages(attrs, "gen_ai.prompt.", issues) if _has_indexed(attrs, "gen_ai.prompt.") else None
+    completions = (_ll_messages(attrs, "gen_ai.completion.", issues)
                    if _has_indexed(attrs, "gen_ai.completion.") else None)
     if span_kind is None and prompts is None and completions is None:
         return False
@@ -73,12 +78,13 @@ def map_openllmetry(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> boo
         _role(facts, "llm")
         _first(facts, "input_messages", prompts)
         _first(facts, "output_messages", completions)
-        _first(facts, "model", attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model")
-               or attrs.get("llm.response.model"))
+        _first(facts, "model", _str(attrs.get("gen_ai.response.model")
+                                    or attrs.get("gen_ai.request.model")
+                                    or attrs.get("llm.response.model"), issues, "model"))
         facts.input_tokens = facts.input_tokens or _int(
-            attrs.get("gen_ai.usage.prompt_tokens", attrs.get("llm.usage.prompt_tokens")))
+            attrs.get("gen_ai.usage.prompt_tokens", attrs.get("llm.usage.prompt_tokens")), issues)
         facts.output_tokens = facts.output_tokens or _int(
-            attrs.get("gen_ai.usage.completion_tokens", attrs.get("llm.usage.completion_tokens")))
+            attrs.get("gen_ai.usage.completion_tokens", attrs.get("llm.usage.completion_tokens")), issues)
     if span_kind is not None:
         role = _TRACELOOP_ROLES.get(str(span_kind), "other")
         _role(facts, role)

@@ -1,0 +1,236 @@
+"""Judges under faults: garbage replies, huge turns, judge calls that do not end at shutdown.
+
+Real parts throughout: the scripted OpenAI-compatible server over real HTTP, the real `openai`
+client, the real store; a socket that accepts and never answers for a hung endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from monitor.config import JudgingSettings, LLMJudgingSettings
+from monitor.emit.metrics import Metrics
+from monitor.judges.base import JudgeResult, Verdict
+from monitor.judges.llm import LLMJudge
+from monitor.judges.stage import JudgeStage, judge_input
+from monitor.model import AssistantTurn, RetrievedDocument
+from monitor.store import Store
+from tests.fakes.judge_model import judge_model
+from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+
+GARBAGE = [
+    "I think the answer is relevant.",                                    # prose, no JSON
+    '{"answer_relevance": {"reasoning": "r", "label": "maybe"}}',          # wrong schema, label
+    '{"documents": [{"index": 1, "reasoning": "r", "label": "sure"}]}',   # invalid label
+    '```json\n{"documents": [{"index": 1, "reason',                        # truncated
+    "",                                                                    # empty
+]
+
+
+async def wait_until(condition: Callable[[], bool], timeout_s: float = 30.0) -> None:
+    async with asyncio.timeout(timeout_s):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+def numbered_turn(n: int) -> AssistantTurn:
+    return AssistantTurn(
+        trace_id=f"{n + 1:032x}", service="bot", question=f"Question {n}: how long do refunds take?",
+        answer="Refunds are issued within 30 days.",
+        documents=[RetrievedDocument(content="Refunds are issued within 30 days of purchase.")])
+
+
+async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_once(
+        tmp_path: Path) -> None:
+    """The endpoint answers garbage (after the re-ask too) for 140 turns' worth of judging; no
+    turn is failed (one spent attempt would fail it: max_attempts is 1); once the endpoint
+    recovers every turn is judged, exactly once."""
+    from monitor.app import Sidecar
+    from tests.conftest import test_settings
+
+    count = 140
+    garbage = {"replies": 0}  # a garbled try takes 2 to 4 (a prompt and its re-ask, a sibling)
+
+    def script(request: dict[str, Any]) -> Reply:
+        if garbage["replies"] < 4 * count:
+            garbage["replies"] += 1
+            return Reply(content=GARBAGE[garbage["replies"] % len(GARBAGE)])
+        return judge_model(request)
+
+    with ScriptedOpenAIServer(script) as server:
+        settings = test_settings(
+            store={"path": str(tmp_path / "store.db")},
+            judging={"max_attempts": 1, "workers": 4, "llm": {
+                "endpoints": [{"name": "tenant-llm", "base_url": server.base_url,
+                               "model": "judge-model", "max_retries": 0}],
+                # Closed throughout, so every turn meets the garbage (an open circuit would
+                # spare most of them the calls).
+                "circuit_breaker": {"failure_threshold": 100_000, "reset_timeout_s": 0.02}}})
+        sidecar = Sidecar(settings, registry=CollectorRegistry())
+        await sidecar.start()
+        try:
+            for n in range(count):
+                await sidecar.downstream.consume(numbered_turn(n))
+            store = sidecar.store
+            m = sidecar.metrics.registry.get_sample_value
+            await wait_until(lambda: garbage["replies"] == 4 * count, timeout_s=120)
+            async with asyncio.timeout(120):
+                while store.backlog():
+                    assert store.turns(state="failed", limit=count) == []
+                    await asyncio.sleep(0.05)
+            judged = store.turns(state="judged", limit=count + 1)
+            assert len(judged) == count
+            for turn in judged:
+                shown = store.show(turn["trace_id"])
+                assert len(shown["costs"]) == 1 and shown["costs"][0]["calls"] >= 2
+                assert shown["attempts"] == 1  # the garbage spent none
+                assert {v["metric"] for v in shown["verdicts"]} == {
+                    "context_relevance", "answer_relevance", "completeness", "groundedness"}
+            assert m("assistant_judge_requests_total",
+                     {"judge": "tenant-llm", "outcome": "unavailable"}) >= count
+            assert m("assistant_judge_llm_calls_total",
+                     {"judge": "tenant-llm", "outcome": "unparseable"}) >= 2 * count
+            assert m("assistant_turns_dropped_total", {"reason": "judge_failed"}) is None
+            assert m("assistant_turns_judged_total", {  # each turn once
+                "service": "bot", "route": "none", "judge": "tenant-llm"}) == count
+        finally:
+            await sidecar.stop()
+
+
+class Recording:
+    """A judge that records what it was given and answers at once."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.seen: list[AssistantTurn] = []
+
+    async def judge(self, turn: AssistantTurn) -> JudgeResult:
+        self.seen.append(turn)
+        return JudgeResult(self.name, [Verdict("completeness", label="complete", rationale="r")])
+
+
+def stage_for(store: Store, judge: Any, metrics: Metrics | None = None, **judging: Any
+              ) -> JudgeStage:
+    return JudgeStage(JudgingSettings(**judging), store, [judge], metrics or Metrics(),
+                      lambda turn, probability, results: None)
+
+
+async def test_a_huge_turn_is_cut_to_the_byte_budget_before_any_judge_sees_it(
+        tmp_path: Path) -> None:
+    huge = AssistantTurn(
+        trace_id="f" * 32, question="€" * 400_000,  # 1.2 MB, three bytes a character
+        answer="Short answer.",
+        documents=[RetrievedDocument(id=f"d{i}", content="x" * 20_000) for i in range(30)])
+    store = Store(tmp_path / "s.db")
+    store.enqueue(huge, "rate", 1.0)
+    metrics = Metrics(CollectorRegistry())
+    judge = Recording()
+    stage = stage_for(store, judge, metrics)
+    await stage.start()
+    try:
+        await wait_until(lambda: store.backlog() == 0)
+    finally:
+        await stage.stop()
+    seen = judge.seen[0]
+    assert seen.question == "€" * 1365  # 4 KiB less the character cut in two
+    assert seen.answer == "Short answer."
+    assert [d.id for d in seen.documents] == [f"d{i}" for i in range(20)]
+    assert all(d.content == "x" * 8_192 for d in seen.documents)
+    truncated = {field: metrics.registry.get_sample_value(
+        "assistant_judge_input_truncated_total", {"field": field})
+        for field in ("question", "answer", "document", "documents")}
+    assert truncated == {"question": 1, "answer": None, "document": 20, "documents": 1}
+    kept = store.show(huge.trace_id)["turn"]
+    assert len(kept["question"]) == 400_000 and len(kept["documents"]) == 30  # stored whole
+
+
+def test_a_turn_within_the_budget_is_judged_as_it_is() -> None:
+    cuts: list[str] = []
+    limits = JudgingSettings().input
+    small = numbered_turn(1).model_copy(update={"answer": None})
+    assert judge_input(small, limits, cuts.append) is small and cuts == []
+    at_limit = small.model_copy(update={"question": "q" * limits.question_bytes})
+    assert judge_input(at_limit, limits, cuts.append) is at_limit and cuts == []
+    # A lone surrogate (it can arrive in OTLP/JSON) is cut like any character, never raised on.
+    odd = small.model_copy(update={"question": "\ud800" * 5_000})
+    assert len(judge_input(odd, limits, cuts.append).question.encode()) <= limits.question_bytes
+    assert cuts == ["question"]
+
+
+class StuckInThread:
+    """A CPU-bound judge in a worker thread that does not finish until released."""
+
+    name = "stuck"
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    async def judge(self, turn: AssistantTurn) -> JudgeResult:
+        await asyncio.to_thread(self._work)
+        return JudgeResult(self.name, [])
+
+    def _work(self) -> None:
+        self.started.set()
+        self.release.wait(60)
+
+
+@pytest.fixture
+def silent_endpoint() -> Iterator[str]:
+    """An OpenAI-compatible URL whose server accepts connections and never answers."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+
+
+@pytest.mark.parametrize("kind", ["llm_request", "thread"])
+async def test_stop_returns_in_time_while_a_judge_call_hangs_and_the_turn_is_kept(
+        kind: str, silent_endpoint: str, tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    turn = AssistantTurn(trace_id="e" * 32, question="How long do refunds take?",
+                         answer="30 days.")
+    store.enqueue(turn, "rate", 1.0)
+    if kind == "thread":
+        judge: Any = StuckInThread()
+        started: Callable[[], bool] = judge.started.is_set
+    else:
+        settings = LLMJudgingSettings(endpoints=[{"name": "hung", "base_url": silent_endpoint,
+                                                  "model": "m", "max_retries": 0}])
+        judge = LLMJudge(settings.endpoints[0], settings, Metrics(CollectorRegistry()))
+        started = lambda: judge.endpoint.in_flight == 1  # noqa: E731
+    stage = stage_for(store, judge)
+    await stage.start()
+    try:
+        await wait_until(started)
+        begun = time.monotonic()
+        await stage.stop(timeout_s=1.0)
+        assert time.monotonic() - begun < 1.5  # within its timeout, plus scheduling slack
+    finally:
+        if kind == "thread":
+            judge.release.set()
+    shown = store.show(turn.trace_id)
+    assert (shown["state"], shown["attempts"]) == ("pending", 0)  # put back untouched
+    assert store.backlog() == 1
+
+    store.close()  # a restart judges it
+    store = Store(tmp_path / "s.db")
+    recording = Recording()
+    stage = stage_for(store, recording)
+    await stage.start()
+    try:
+        await wait_until(lambda: store.backlog() == 0)
+    finally:
+        await stage.stop()
+    assert [t.trace_id for t in recording.seen] == [turn.trace_id]
+    assert store.show(turn.trace_id)["state"] == "judged"
