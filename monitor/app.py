@@ -27,6 +27,7 @@ from monitor.admin import AdminServer, RecentTurns
 from monitor.assemble import TurnAssembler
 from monitor.config import Settings
 from monitor.emit.drift import DriftMonitor
+from monitor.emit.evaluation_export import EvaluationExporter
 from monitor.emit.metrics import LabelGuard, Metrics
 from monitor.emit.verdicts import VerdictMetrics
 from monitor.errors import PermanentError, RetryableError
@@ -99,6 +100,7 @@ class Sidecar:
         self.routes = LabelGuard(settings.labels.routes, settings.labels.max_values)
         self.store: Store | None = None
         self.judging: JudgeStage | None = None
+        self.evaluations: EvaluationExporter | None = None
         if downstream is None:
             if judges is None:
                 judges = build_judges(settings, self.metrics)
@@ -106,6 +108,9 @@ class Sidecar:
             verdicts = VerdictMetrics(self.metrics, self.services, self.routes)
             drift = (DriftMonitor(settings.drift, self.metrics, self.services, self.routes)
                      if settings.drift.enabled else None)
+            if settings.evaluation_export.endpoint:
+                self.evaluations = EvaluationExporter(settings.evaluation_export)
+            evaluations = self.evaluations
 
             def on_verdicts(turn: AssistantTurn, probability: float,
                             results: list[JudgeResult]) -> None:
@@ -113,6 +118,8 @@ class Sidecar:
                 verdicts.record(turn, probability, results)
                 if drift is not None:
                     drift.observe(turn, results, probability)
+                if evaluations is not None:
+                    evaluations.record(turn, results)
 
             self.judging = JudgeStage(settings.judging, self.store, judges, self.metrics,
                                       on_verdicts, on_failed=self._judged)
@@ -190,6 +197,8 @@ class Sidecar:
             self._tasks = []
         if self.judging is not None:
             await self.judging.stop()
+        if self.evaluations is not None:  # flushes, bounded by its exporter's timeout
+            await asyncio.to_thread(self.evaluations.shutdown)
         if self.store is not None:
             self.store.close()
             self.store = None

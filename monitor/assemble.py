@@ -316,6 +316,7 @@ def build_turn(trace_id: bytes, spans: list[SpanFacts], completion: str) -> Assi
     first = root or (spans[0] if spans else None)
     return AssistantTurn(
         trace_id=trace_id.hex(),
+        root_span_id=root.span_id.hex() if root else None,
         service=(first.service if first and first.service else
                  next((s.service for s in spans if s.service), None) or "unknown"),
         tenant=next((s.tenant for s in spans if s.tenant), None),

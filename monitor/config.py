@@ -344,6 +344,38 @@ class AdminSettings(_Section):
     _endpoint = field_validator("endpoint")(_check_endpoint)
 
 
+class EvaluationExportSettings(_Section):
+    """Verdicts sent back as OpenTelemetry `gen_ai.evaluation.result` events (OTLP logs), parented
+    to the judged turn's root span, so a tracing backend shows them on the trace. Off by default."""
+
+    endpoint: str | None = None  # http://collector:4317 (grpc) or http://collector:4318/v1/logs
+    protocol: Literal["grpc", "http"] = "grpc"
+    headers: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float = Field(10.0, gt=0)
+    # The rationale quotes the turn's claims and documents: trace content. Sent only when set, and
+    # then only to a host inside the tenant (allowed_hosts, as for judge endpoints).
+    include_explanation: bool = False
+    allowed_hosts: list[str] = DEFAULT_ALLOWED_HOSTS
+
+    @field_validator("endpoint")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r} is not an http:// or https:// URL")
+        return value
+
+    @model_validator(mode="after")
+    def _explanation_stays_inside(self) -> EvaluationExportSettings:
+        from monitor.judges.allowlist import host_allowed
+
+        if self.include_explanation and self.endpoint and not host_allowed(self.endpoint,
+                                                                            self.allowed_hosts):
+            raise ValueError(
+                f"include_explanation sends trace content, and {self.endpoint} is outside "
+                f"allowed_hosts {self.allowed_hosts}: add its host there or leave explanations off")
+        return self
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid", populate_by_name=True
@@ -365,6 +397,7 @@ class Settings(BaseSettings):
     store: StoreSettings = StoreSettings()
     drift: DriftSettings = DriftSettings()
     admin: AdminSettings = AdminSettings()
+    evaluation_export: EvaluationExportSettings = EvaluationExportSettings()
 
     @field_validator("log_level", mode="before")
     @classmethod

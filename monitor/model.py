@@ -38,6 +38,7 @@ class AssistantTurn(BaseModel):
     """One user question and everything the assistant did to answer it (one trace)."""
 
     trace_id: str  # 32 hex digits
+    root_span_id: str | None = None  # 16 hex digits: the span the turn's verdicts are attached to
     service: str = "unknown"
     route: str | None = None
     tenant: str | None = None

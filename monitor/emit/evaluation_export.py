@@ -1,0 +1,72 @@
+"""Verdicts back into the trace: one OpenTelemetry `gen_ai.evaluation.result` event per verdict.
+
+Follows the GenAI semantic conventions' evaluation event (development stability, as of
+semantic-conventions 1.37+): an OTLP log record with event name `gen_ai.evaluation.result`, in
+the context of the evaluated operation's span (here the turn's root span, so a tracing backend
+shows it on the trace), with `gen_ai.evaluation.name` (the metric), `gen_ai.evaluation.score.value`
+and/or `gen_ai.evaluation.score.label`, and `gen_ai.evaluation.explanation` only where privacy
+settings allow (the rationale is trace content). `assistant.judge` says which judge decided.
+
+The SDK's own provider and batch processor, never the global ones: this process's telemetry does
+not loop back into itself. The batch queue is bounded (2,048 records); when the endpoint is down,
+records past it are dropped by the SDK (it logs that once), and judging never waits for export.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
+
+from monitor.config import EvaluationExportSettings
+from monitor.judges.base import JudgeResult
+from monitor.model import AssistantTurn
+
+log = logging.getLogger(__name__)
+
+EVENT_NAME = "gen_ai.evaluation.result"
+
+
+class EvaluationExporter:
+    def __init__(self, settings: EvaluationExportSettings) -> None:
+        assert settings.endpoint is not None, "only built when an endpoint is configured"
+        self.settings = settings
+        if settings.protocol == "grpc":
+            from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+            exporter = OTLPLogExporter(endpoint=settings.endpoint, headers=settings.headers,
+                                       timeout=settings.timeout_s,
+                                       insecure=settings.endpoint.startswith("http://"))
+        else:
+            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+            exporter = OTLPLogExporter(endpoint=settings.endpoint, headers=settings.headers,
+                                       timeout=settings.timeout_s)
+        self.provider = LoggerProvider(resource=Resource.create({"service.name": "assistant-monitor"}))
+        self.provider.add_log_record_processor(BatchLogRecordProcessor(exporter,
+                                                                       max_queue_size=2048))
+        self.logger = self.provider.get_logger("assistant-monitor")
+
+    def record(self, turn: AssistantTurn, results: list[JudgeResult]) -> None:
+        """Queue one event per verdict of the turn (never blocks on the network)."""
+        if not turn.root_span_id:
+            return  # nothing to attach it to (a turn from a replayed file, say)
+        parent = SpanContext(trace_id=int(turn.trace_id, 16), span_id=int(turn.root_span_id, 16),
+                             is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+        context = set_span_in_context(NonRecordingSpan(parent))
+        for result in results:
+            for verdict in result.verdicts:
+                attributes: dict[str, str | float] = {"gen_ai.evaluation.name": verdict.metric,
+                                                      "assistant.judge": result.judge}
+                if verdict.score is not None:
+                    attributes["gen_ai.evaluation.score.value"] = verdict.score
+                if verdict.label is not None:
+                    attributes["gen_ai.evaluation.score.label"] = verdict.label
+                if self.settings.include_explanation and verdict.rationale:
+                    attributes["gen_ai.evaluation.explanation"] = verdict.rationale
+                self.logger.emit(event_name=EVENT_NAME, context=context, attributes=attributes)
+
+    def shutdown(self) -> None:
+        """Flush what is queued (bounded by the exporter's timeout) and stop."""
+        self.provider.shutdown()
