@@ -31,8 +31,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from monitor.judges.embeddings import Embedder  # noqa: E402
-from monitor.judges.no_answer import NoAnswerDetector  # noqa: E402
-from monitor.judges.text import lexical_support  # noqa: E402
+from monitor.judges.text import is_no_answer, lexical_support  # noqa: E402
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
 
@@ -165,7 +164,6 @@ def main() -> None:
     choices = [c for e in qa for c in e["target_scores"]]
     declines = np.array(["no comment" in c.lower() or "don't know the answer" in c.lower()
                          for c in choices])
-    is_no_answer = NoAnswerDetector(embedder)
     detected = np.array([is_no_answer(c) for c in choices])
     print(f"{'no-answer detector':22} recall {detected[declines].mean():.3f} "
           f"({int(declines.sum())} declining choices), false positives "

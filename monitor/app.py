@@ -83,7 +83,7 @@ def build_judges(settings: Settings, metrics: Metrics) -> list[Judge]:
     if tools.semantic_threshold is not None:
         from monitor.judges.embeddings import Embedder
 
-        embedder = getattr(judge, "embedder", None) or Embedder(threads=settings.judging.local.threads)
+        embedder = getattr(judge, "embedder", None) or Embedder()
         options.similarity = lambda a, b: float(embedder.passage([a])[0] @ embedder.passage([b])[0])
     return [judge, ReferenceToolJudge(options, golden)]
 

@@ -195,13 +195,6 @@ class LocalJudgeSettings(_Section):
     # A logistic regression over (lexical support, e5 cosine, number and negation mismatch);
     # None: the one shipped in monitor/judges/models/claim_support.json.
     claim_support_model: Path | None = None
-    # Threads of the embedding engine. One by default: the judge shares the CPU with ingest, and
-    # two threads burned about three times the CPU for the same work on a busy machine.
-    threads: int = Field(default=1, ge=1, le=64)
-    # Characters of each document that are embedded: about one 512-token window of the e5 model.
-    # Embedding costs grow with the text (a 5,000-word document took 18 s on a busy core); the
-    # lexical checks still read the whole document.
-    embedded_document_chars: int = Field(default=2000, ge=100)
 
     @field_validator("claim_support_model")
     @classmethod

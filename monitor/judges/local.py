@@ -6,10 +6,9 @@ nobody mistakes them for an LLM verdict. What each one does:
 - context relevance: cosine(question, document) of e5 embeddings against a threshold, per document;
   score = share of documents relevant.
 - answer relevance: cosine(question, answer) against a threshold.
-- completeness: `no_answer` when the no-answer detector (no_answer.py: a classifier over the
-  answer's embeddings) says the answer declines, or it has no words; else `complete` when the
-  answer is relevant, `incomplete` when it is not (a local evaluator cannot check coverage: an
-  LLM judge does that).
+- completeness: `no_answer` when the no-answer detector fires (refusals, "I could not find",
+  empty answers); else `complete` when the answer is relevant, `incomplete` when it is not (a
+  local evaluator cannot check coverage: an LLM judge does that).
 - groundedness: the answer split into claims; generic claims (pleasantries) set aside; each other
   claim is `inferable` when the claim-support classifier (a logistic regression over lexical
   support, e5 similarity, number and negation mismatch against the best document, trained on
@@ -29,9 +28,9 @@ import numpy as np
 from monitor.config import LocalJudgeSettings
 from monitor.judges.base import JudgeResult, Verdict
 from monitor.judges.embeddings import Embedder
-from monitor.judges.no_answer import NoAnswerDetector, has_words
 from monitor.judges.text import (
     is_generic,
+    is_no_answer,
     lexical_support,
     negation_mismatch,
     number_mismatch,
@@ -47,8 +46,7 @@ class LocalJudge:
 
     def __init__(self, settings: LocalJudgeSettings, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.embedder = embedder or Embedder(threads=settings.threads)
-        self.no_answer = NoAnswerDetector(self.embedder)
+        self.embedder = embedder or Embedder()
         model = json.loads((settings.claim_support_model or CLAIM_SUPPORT_MODEL).read_text())
         if model["features"] != ["lexical", "cosine", "number_mismatch", "negation_mismatch"]:
             raise ValueError(f"claim-support model has unknown features {model['features']}")
@@ -68,29 +66,23 @@ class LocalJudge:
         start = time.perf_counter()
         s = self.settings
         verdicts: list[Verdict] = []
-        # A document of whitespace says nothing: it is neither relevant nor evidence.
-        documents = [d for d in turn.documents if d.content and d.content.strip()]
-        blank = len(turn.documents) - len(documents)
-        docs = [d.content for d in documents]
+        docs = [d.content for d in turn.documents if d.content]
         question = turn.question or ""
         q = self.embedder.query([question])[0] if question else None
-        doc_vectors = (self.embedder.passage([d[:s.embedded_document_chars] for d in docs]) if docs
-                       else np.zeros((0, 384)))
+        doc_vectors = self.embedder.passage(docs) if docs else np.zeros((0, 384))
 
         if q is not None and docs:
             sims = doc_vectors @ q
             relevant = [bool(x >= s.context_relevance_threshold) for x in sims]
             verdicts.append(Verdict(
                 "context_relevance", score=sum(relevant) / len(relevant),
-                rationale=f"{sum(relevant)} of {len(relevant)} documents similar to the question"
-                          + (f" ({blank} empty documents left out)" if blank else ""),
+                rationale=f"{sum(relevant)} of {len(relevant)} documents similar to the question",
                 details={"documents": [
                     {"id": d.id, "label": "relevant" if r else "irrelevant", "similarity": round(
                         float(x), 4)} for d, r, x in zip(
-                        documents, relevant, sims, strict=True)]}))
+                        [d for d in turn.documents if d.content], relevant, sims, strict=True)]}))
 
-        no_answer_probability = self.no_answer.probability(turn.answer)
-        no_answer = no_answer_probability >= self.no_answer.threshold
+        no_answer = is_no_answer(turn.answer)
         answer_similarity = None
         if q is not None and not no_answer:
             answer_similarity = float(self.embedder.passage([turn.answer or ""])[0] @ q)
@@ -101,17 +93,13 @@ class LocalJudge:
                           f"{'≥' if relevant else '<'} {s.answer_relevance_threshold}",
                 details={"similarity": round(answer_similarity, 4)}))
         if no_answer:
-            verdicts.append(Verdict(
-                "completeness", label="no_answer",
-                rationale="the answer declines to answer" if has_words(turn.answer)
-                else "the answer has no words", details={"no_answer_probability": round(
-                    no_answer_probability, 4)}))
+            verdicts.append(Verdict("completeness", label="no_answer",
+                                    rationale="the answer is empty or declines to answer"))
         elif answer_similarity is not None:
             complete = answer_similarity >= s.answer_relevance_threshold
             verdicts.append(Verdict(
                 "completeness", label="complete" if complete else "incomplete",
-                rationale="answers the question" if complete else "does not address the question",
-                details={"no_answer_probability": round(no_answer_probability, 4)}))
+                rationale="answers the question" if complete else "does not address the question"))
 
         if docs and not no_answer and turn.answer:
             verdicts.append(self._groundedness(turn.answer, docs, doc_vectors))
