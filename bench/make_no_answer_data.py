@@ -10,7 +10,8 @@ no test row shares a template or a topic with a training row.
 Labels: `no_answer` (the assistant declines: blames the sources, says the context is not enough,
 declines with or without "sorry", a short "nothing came up") and `answer` (real answers, many of
 them negative or apologetic, and partial answers that decline one part: those are "incomplete",
-not "no_answer"). Written for this project; no benchmark text is used.
+not "no_answer"; short answers; answers that cite their sources). Written for this project; no
+benchmark text is used.
 """
 
 from __future__ import annotations
@@ -104,6 +105,14 @@ TOPICS = [
      "Chemistry 201 is not open to first-year students", "lab safety training"),
 ]
 
+# A short real answer per topic, in TOPICS order.
+SHORT = ["Yes, by freight", "30 days", "No, only Pro and Enterprise", "5 euros after 14 days",
+         "Yes, level -2", "600 requests a minute", "90 days", "12 months", "Until it is packed",
+         "20 percent off", "Dogs under 10 kg only", "Settings, then Security", "Yes, as CSV",
+         "50 euros", "8 am to 2 pm", "Within 24 hours", "2 GB", "Yes, 25 percent extra",
+         "After 18 months", "Yellow fever, sometimes", "99.9 percent", "3 euros at the desk",
+         "1 percent", "Mostly, yes", "Once a year", "Chemistry 101"]
+
 SOURCES = ["the knowledge base", "the documents", "the retrieved pages", "our help center",
            "the provided context", "the search results", "the manual", "the policy documents",
            "the FAQ", "the sources I was given"]
@@ -174,6 +183,10 @@ REFUSALS = {
         "For {subject}, I'd suggest reaching out to your account manager, since I can't find it.",
         "I can't answer that, but the support desk should be able to help you with {subject}.",
         "That's best answered by our staff; I have nothing on {subject}.",
+        "I'm not the right place for questions about {subject}; try the help desk.",
+        "Best to call the office directly, as I don't have details on {subject}.",
+        "I can't find that, but a colleague at the front desk will know about {subject}.",
+        "Try opening a ticket with support; {source} doesn't tell me about {subject}.",
     ],
     "short": [
         "Nothing came up.",
@@ -245,6 +258,24 @@ ANSWERS = {
         "- {Yes}\n- {No}",
         "1. {Yes}.\n2. {No}.",
     ],
+    "short_answer": [
+        "{Short}.",
+        "{Short}, according to {source}.",
+        "{Short}!",
+        "Answer: {short}.",
+        "{Short} (see {source}).",
+        "It's {short}.",
+    ],
+    "cites_sources": [
+        "{Source} covers this: {yes}.",
+        "The documents mention that {yes}.",
+        "As the retrieved pages explain, {yes}.",
+        "{Source} is clear on {subject}: {yes}.",
+        "I found it in {source}. {Yes}.",
+        "Per {source}, {yes}; it also notes that {no}.",
+        "The page on {subject} says {yes}.",
+        "Based on the context provided, {no}.",
+    ],
     "partial": [
         "{Yes}. {Source} doesn't say anything about {missing}, though.",
         "{Yes}. I couldn't find information on {missing}.",
@@ -264,7 +295,9 @@ def cap(text: str) -> str:
 
 def fill(template: str, topic: tuple[str, ...], source: str) -> str:
     subject, _question, yes, no, missing = topic
-    values = {"subject": subject, "yes": yes, "no": no, "missing": missing, "source": source}
+    short = SHORT[TOPICS.index(topic)]
+    values = {"subject": subject, "yes": yes, "no": no, "missing": missing, "source": source,
+              "short": short}
     values |= {k.capitalize(): cap(v) for k, v in values.items()}
     return cap(template.format(**values))
 

@@ -187,7 +187,8 @@ class LocalJudgeSettings(_Section):
     no_answer_model: Path | None = None
     no_answer_threshold: float = Field(0.5, gt=0, lt=1)  # P(no answer) at or above: no_answer
     # OpenMP threads of the embedding engine: 1 leaves the other cores to ingest (2 threads
-    # burned 3x the CPU-seconds per turn on a busy machine; bench/judge_threads.py measures it).
+    # burned 1.5x the CPU-seconds per turn, and were slower, on a busy machine:
+    # bench/judge_threads.py).
     threads: int = Field(1, ge=1, le=64)
     # Characters of each text embedded (documents: their beginning), about one 512-token window.
     embed_chars: int = Field(2_000, ge=100)

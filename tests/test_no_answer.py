@@ -20,7 +20,7 @@ from monitor.judges.no_answer import MODEL_PATH, is_empty
 from monitor.model import AssistantTurn, RetrievedDocument
 
 # Retrain with bench/train_no_answer.py --write, then update this checksum on purpose.
-MODEL_SHA256 = "2ee42404e44c31007913fe79bf8abf9655288ff2ce5675aefa3de37447e56091"
+MODEL_SHA256 = "379b0cc0e50a34d1c58b9fe3b5f09ec95fd586ed5b8b278ccc53c59e77cb62e0"
 
 REFUSALS = [
     "I could not find information about that in our documentation.",
