@@ -19,6 +19,7 @@ import argparse
 import hashlib
 import json
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -32,6 +33,17 @@ from monitor.judges.embeddings import Embedder  # noqa: E402
 from monitor.judges.no_answer import MODEL_PATH  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "no_answer.jsonl"
+# The phrase list the model replaced (monitor/judges/text.py until issue 16), for comparison.
+PHRASE_LIST = re.compile(
+    r"\b(?:i (?:could|can|was unable to|am unable to|'m unable to)(?:n't| not)?\s*(?:find|locate|"
+    r"answer|help with|access)|i (?:do not|don't|did not|didn't) (?:know|have (?:enough |any )?"
+    r"(?:information|details|data|context))|(?:there is|there's|i have) no (?:information|"
+    r"details|data|mention|record)|(?:no|not enough) (?:relevant )?(?:information|context) "
+    r"(?:is |was )?(?:available|provided|found)|(?:is|are) not (?:mentioned|covered|"
+    r"included|available|specified) in (?:the|our|my)|unable to (?:find|answer|determine)|"
+    r"cannot (?:answer|find|determine|help)|can't (?:answer|find|determine|help)|"
+    r"i have no comment|outside (?:of )?(?:my|the) (?:scope|knowledge))",
+    re.IGNORECASE)
 SEED = 16
 NEGATIVE_REAL = {"negative", "apologetic_yes"}
 
@@ -98,6 +110,7 @@ def main() -> None:
     x = Embedder().passage([r["answer"] for r in rows]).astype(np.float64)
     print(f"embedded {len(rows)} answers in {time.perf_counter() - start:.1f} s")
     y = np.array([r["label"] == "no_answer" for r in rows]).astype(float)
+    kinds = np.array([r["kind"] for r in rows])
     train, test, unseen = split(rows)
     print(f"train {int(train.sum())} rows ({int(y[train].sum())} refusals), test "
           f"{int(test.sum())} ({int(y[test].sum())} refusals; {int(unseen.sum())} on unseen topics)")
@@ -106,7 +119,6 @@ def main() -> None:
     w, b = fit(x[train], y[train], l2)
     w, b = np.round(w, 5), round(b, 5)  # what is shipped, so the figures are the shipped model's
     predicted = (x @ w + b >= 0).astype(int)
-    kinds = np.array([r["kind"] for r in rows])
     figures = {
         "l2": l2,
         "train_rows": int(train.sum()), "test_rows": int(test.sum()),
@@ -118,6 +130,16 @@ def main() -> None:
         "test_false_positives_partial": float(predicted[test & (kinds == "partial")].mean()),
         "test_false_positives_all_real": float(predicted[test & (y == 0)].mean()),
     }
+    old = np.array([bool(PHRASE_LIST.search(r["answer"])) for r in rows]).astype(int)
+    print(f"{'':40} model   phrase list (before)")
+    for name, mask in (("test balanced accuracy", test), ("unseen topics", unseen)):
+        print(f"{name:40} {balanced_accuracy(y[mask], predicted[mask]):.3f}   "
+              f"{balanced_accuracy(y[mask], old[mask]):.3f}")
+    for name, mask in (("test refusal recall", test & (y == 1)),
+                       ("test false positives, negative real", test & np.isin(
+                           kinds, list(NEGATIVE_REAL))),
+                       ("test false positives, partial", test & (kinds == "partial"))):
+        print(f"{name:40} {predicted[mask].mean():.3f}   {old[mask].mean():.3f}")
     for name, value in figures.items():
         print(f"{name:40} {value:.4g}" if isinstance(value, float) else f"{name:40} {value}")
     for kind in sorted(set(kinds)):
