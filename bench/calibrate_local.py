@@ -8,7 +8,8 @@ Data (offline, from the `bigbench` sdist; extract, never pip-install it; get the
   groundedness (supported vs not), and topical relevance for context relevance (a claim against
   its own evidence vs another article's).
 - TruthfulQA (questions with answer choices): answer relevance (a question against one of its
-  own choices vs a choice of another question), and the no-answer detector ("I have no comment").
+  own choices vs a choice of another question), and the no-answer detector ("I have no comment";
+  the detector is trained by bench/train_no_answer.py on its own data, not on TruthfulQA).
 
 Train and test are split by article title (VitaminC) or question (TruthfulQA) so that no text is
 on both sides. Thresholds and the claim-support weights are fitted on train; balanced accuracy is
@@ -31,7 +32,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from monitor.judges.embeddings import Embedder  # noqa: E402
-from monitor.judges.text import is_no_answer, lexical_support  # noqa: E402
+from monitor.judges.no_answer import NoAnswerDetector, is_empty  # noqa: E402
+from monitor.judges.text import lexical_support  # noqa: E402
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
 
@@ -164,7 +166,9 @@ def main() -> None:
     choices = [c for e in qa for c in e["target_scores"]]
     declines = np.array(["no comment" in c.lower() or "don't know the answer" in c.lower()
                          for c in choices])
-    detected = np.array([is_no_answer(c) for c in choices])
+    detector = NoAnswerDetector()
+    detected = np.array([is_empty(c) or detector.probability(v) >= 0.5
+                         for c, v in zip(choices, embedder.passage(choices), strict=True)])
     print(f"{'no-answer detector':22} recall {detected[declines].mean():.3f} "
           f"({int(declines.sum())} declining choices), false positives "
           f"{detected[~declines].mean():.3%} of {int((~declines).sum())} other choices")

@@ -16,7 +16,10 @@ against the human majority (labels), Kendall tau and Spearman rho against the hu
 own alpha and pairwise agreement (the ceiling); and the Fusion-Eval baselines without an LLM:
 AVG (mean of the plan's evaluators), LLMSel (the evaluator the plan selects) and CorrW
 (all evaluators weighted by their Spearman correlation with the human labels; the weights are
-reported). Each agreement figure carries its 95% interval ("intervals": Wilson for agreement,
+reported). For completeness, each judge's no-answer detection is also scored as a yes/no
+question (recall of the people's no_answer items, false positives among their answers, and
+balanced accuracy); the local judge (its no-answer detector is a trained model) is always one of
+the judges. Each agreement figure carries its 95% interval ("intervals": Wilson for agreement,
 a bootstrap for kappa, Fisher's z for the correlations), shown beside it in the reports.
 """
 
@@ -43,6 +46,7 @@ from monitor.agreement import (
     pairwise_human_agreement,
     rank_correlations,
 )
+from monitor.emit.intervals import wilson
 from monitor.evaluate import Case, svg_bars
 from monitor.judges.base import Judge, JudgeResult, close_judges
 from monitor.judges.fusion import EVALUATORS, PLAN, evaluator_scores
@@ -79,6 +83,24 @@ def with_intervals(row: dict[str, Any], n: int) -> dict[str, Any]:
     """The row's rank correlations with their 95% intervals added under "intervals"."""
     found = {k: list(correlation_interval(row[k], n, k)) for k in ("kendall_tau", "spearman_rho")}
     return {**row, "intervals": {**row.get("intervals", {}), **found}}
+
+
+def no_answer_figures(truth: tuple[Any, ...], judged: tuple[Any, ...]) -> dict[str, Any]:
+    """Detecting no_answer as a yes/no question: recall, false positives, balanced accuracy."""
+    said = [t == "no_answer" for t in truth]
+    found = [j == "no_answer" for j in judged]
+    refusals = sum(said)
+    answers = len(said) - refusals
+    caught = sum(s and f for s, f in zip(said, found, strict=True))
+    false = sum(f and not s for s, f in zip(said, found, strict=True))
+    recall = caught / refusals if refusals else math.nan
+    false_positives = false / answers if answers else math.nan
+    return {"refusals": refusals, "answers": answers, "recall": recall,
+            "false_positive_rate": false_positives,
+            "balanced_accuracy": (recall + 1 - false_positives) / 2,
+            "intervals": {"recall": list(wilson(recall, refusals)) if refusals else [math.nan] * 2,
+                          "false_positive_rate": list(wilson(false_positives, answers))
+                          if answers else [math.nan] * 2}}
 
 
 def baselines(metric: str, evaluators: list[dict[str, float]], human: list[float]
@@ -142,6 +164,8 @@ def metric_report(metric: str, cases: list[Case], results: dict[str, list[JudgeR
                           if per_case[i].get(metric) is not None]  # type: ignore[arg-type]
             row["krippendorff_alpha_with_humans"] = krippendorff_alpha(
                 [h + [None] * (max(map(len, with_judge)) - len(h)) for h in with_judge])
+            if metric == "completeness":
+                row["no_answer"] = no_answer_figures(t, j)
         out["judges"][name] = with_intervals(row, len(pairs))
     fused = baselines(metric, [evaluators[i] for i in rated], [_numeric(x) for x in truth])
     if fused:
@@ -199,6 +223,14 @@ def write_calibration(report: dict[str, Any], out: Path) -> None:
         if "baselines" in m:
             lines += ["", "CorrW weights: " + ", ".join(
                 f"{k} {v}" for k, v in m["baselines"]["corrw_weights"].items())]
+        for name, row in m["judges"].items():
+            if "no_answer" in row:
+                d = row["no_answer"]
+                lines += ["", f"No-answer detection ({name}): recall "
+                          f"{_fmt(d['recall'], d, 'recall')} of {d['refusals']} no_answer items, "
+                          f"false positives {_fmt(d['false_positive_rate'], d, 'false_positive_rate')}"
+                          f" of {d['answers']} answers, balanced accuracy "
+                          f"{_fmt(d['balanced_accuracy'])}"]
         for name, row in m["judges"].items():
             if "confusion" in row:
                 lines += ["", f"Confusion ({name}; rows: people, columns: judge; "
@@ -260,8 +292,9 @@ def run(cases: list[Case], settings: Any, metrics: Any) -> dict[str, Any]:
     async def go() -> tuple[dict[str, list[JudgeResult]], list[JudgeResult]]:
         try:
             results = await run_judges(cases, judges)
-            local_results = (results["local"] if "local" in results
-                             else [await local.judge(c.turn) for c in cases])
+            if "local" not in results:  # its evaluators feed the baselines; it is a judge too
+                results["local"] = [await local.judge(c.turn) for c in cases]
+            local_results = results["local"]
             return results, local_results
         finally:
             await close_judges(list(judges.values()))

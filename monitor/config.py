@@ -195,8 +195,17 @@ class LocalJudgeSettings(_Section):
     # A logistic regression over (lexical support, e5 cosine, number and negation mismatch);
     # None: the one shipped in monitor/judges/models/claim_support.json.
     claim_support_model: Path | None = None
+    # The no-answer detector (bench/train_no_answer.py); None: models/no_answer.json.
+    no_answer_model: Path | None = None
+    no_answer_threshold: float = Field(0.5, gt=0, lt=1)  # P(no answer) at or above: no_answer
+    # OpenMP threads of the embedding engine: 1 leaves the other cores to ingest (2 threads
+    # burned 1.5x the CPU-seconds per turn, and were slower, on a busy machine:
+    # bench/judge_threads.py).
+    threads: int = Field(1, ge=1, le=64)
+    # Characters of each text embedded (documents: their beginning), about one 512-token window.
+    embed_chars: int = Field(2_000, ge=100)
 
-    @field_validator("claim_support_model")
+    @field_validator("claim_support_model", "no_answer_model")
     @classmethod
     def _exists(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_file():

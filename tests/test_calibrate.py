@@ -66,6 +66,13 @@ def test_calibrate_reports_agreement_for_judges_panel_and_baselines(tmp_path: Pa
     assert lenient["agreement"] == 0.75  # calls the 4 refusals complete
     assert lenient["confusion"] == [[12, 0, 0], [0, 0, 0], [4, 0, 0]]
     assert completeness["judges"]["panel"]["agreement"] == 1.0  # two careful judges outvote
+    # No-answer detection as yes/no: the lenient judge misses every refusal; the local judge
+    # (a trained detector, run beside the LLM judges) catches them without false alarms.
+    assert lenient["no_answer"]["recall"] == 0.0 and lenient["no_answer"]["refusals"] == 4
+    local = completeness["judges"]["local"]["no_answer"]
+    assert (local["recall"], local["false_positive_rate"], local["balanced_accuracy"]) == (
+        1.0, 0.0, 1.0)
+    assert local["intervals"]["recall"] == pytest.approx([0.5101, 1.0], abs=1e-4)
     groundedness = report["metrics"]["groundedness"]
     assert groundedness["judges"]["careful"]["spearman_rho"] == pytest.approx(1.0)
     baselines = groundedness["baselines"]
@@ -74,6 +81,8 @@ def test_calibrate_reports_agreement_for_judges_panel_and_baselines(tmp_path: Pa
     assert sum(baselines["corrw_weights"].values()) == pytest.approx(1.0, abs=1e-3)
     markdown = (tmp_path / "cal/calibration.md").read_text()
     assert "| lenient | 0.750 [0.51, 0.90] |" in markdown and "CorrW (no LLM)" in markdown
+    assert ("No-answer detection (local): recall 1.000 [0.51, 1.00] of 4 no_answer items, "
+            "false positives 0.000 [0.00, 0.24] of 12 answers") in markdown
     assert "<svg" in (tmp_path / "cal/calibration.html").read_text()
     # Every figure has its 95% interval: perfect agreement on 16 items is only known to be above
     # 0.8 (Wilson); the lenient judge's 0.75 could be anything from 0.51 to 0.90.

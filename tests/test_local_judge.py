@@ -1,5 +1,5 @@
 """The local judge's evaluators on small hand-labelled cases (the calibrated figures on labelled
-data come from bench/calibrate_local.py)."""
+data come from bench/calibrate_local.py; the no-answer detector: tests/test_no_answer.py)."""
 
 from __future__ import annotations
 
@@ -7,36 +7,8 @@ import pytest
 
 from monitor.config import LocalJudgeSettings
 from monitor.judges.local import LocalJudge
-from monitor.judges.text import is_generic, is_no_answer, split_claims
+from monitor.judges.text import is_generic, split_claims
 from monitor.model import AssistantTurn, RetrievedDocument
-
-REFUSALS = [
-    "I could not find information about that in our documentation.",
-    "I'm sorry, I don't have information about shipping to Antarctica.",
-    "That is not mentioned in the documents I have.",
-    "I cannot answer that question.",
-    "Unfortunately there is no information about pricing in the provided context.",
-    "I don't know.",
-    "",
-    "   ",
-]
-ANSWERS = [
-    "Refunds are issued within 30 days.",
-    "Not all plans include priority support; the Pro plan does.",
-    "You cannot return opened software, but hardware can be returned within 30 days.",
-    "No, express shipping is not available on Sundays.",
-    "The document does not cover weekends, so standard hours apply: 9 to 5 on weekdays.",
-]
-
-
-@pytest.mark.parametrize("answer", REFUSALS)
-def test_refusals_are_no_answers(answer: str) -> None:
-    assert is_no_answer(answer)
-
-
-@pytest.mark.parametrize("answer", ANSWERS)
-def test_answers_with_negations_are_answers(answer: str) -> None:
-    assert not is_no_answer(answer)
 
 
 def test_claims_and_generic_sentences() -> None:

@@ -6,9 +6,11 @@ nobody mistakes them for an LLM verdict. What each one does:
 - context relevance: cosine(question, document) of e5 embeddings against a threshold, per document;
   score = share of documents relevant.
 - answer relevance: cosine(question, answer) against a threshold.
-- completeness: `no_answer` when the no-answer detector fires (refusals, "I could not find",
-  empty answers); else `complete` when the answer is relevant, `incomplete` when it is not (a
-  local evaluator cannot check coverage: an LLM judge does that).
+- completeness: `no_answer` when the answer is empty (whitespace, punctuation, bare list markers)
+  or the no-answer detector (a logistic regression on the answer's embedding, trained by
+  bench/train_no_answer.py, shipped in models/no_answer.json) says it declines; else `complete`
+  when the answer is relevant, `incomplete` when it is not (a local evaluator cannot check
+  coverage: an LLM judge does that).
 - groundedness: the answer split into claims; generic claims (pleasantries) set aside; each other
   claim is `inferable` when the claim-support classifier (a logistic regression over lexical
   support, e5 similarity, number and negation mismatch against the best document, trained on
@@ -28,9 +30,9 @@ import numpy as np
 from monitor.config import LocalJudgeSettings
 from monitor.judges.base import JudgeResult, Verdict
 from monitor.judges.embeddings import Embedder
+from monitor.judges.no_answer import NoAnswerDetector, is_empty
 from monitor.judges.text import (
     is_generic,
-    is_no_answer,
     lexical_support,
     negation_mismatch,
     number_mismatch,
@@ -46,7 +48,9 @@ class LocalJudge:
 
     def __init__(self, settings: LocalJudgeSettings, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.embedder = embedder or Embedder()
+        self.embedder = embedder or Embedder(threads=settings.threads,
+                                             max_chars=settings.embed_chars)
+        self.no_answer = NoAnswerDetector(settings.no_answer_model)
         model = json.loads((settings.claim_support_model or CLAIM_SUPPORT_MODEL).read_text())
         if model["features"] != ["lexical", "cosine", "number_mismatch", "negation_mismatch"]:
             raise ValueError(f"claim-support model has unknown features {model['features']}")
@@ -66,7 +70,10 @@ class LocalJudge:
         start = time.perf_counter()
         s = self.settings
         verdicts: list[Verdict] = []
-        docs = [d.content for d in turn.documents if d.content]
+        # Whitespace-only documents are not documents: they would look relevant to everything.
+        kept = [d for d in turn.documents if d.content and d.content.strip()]
+        blank = len(turn.documents) - len(kept)
+        docs = [d.content for d in kept]
         question = turn.question or ""
         q = self.embedder.query([question])[0] if question else None
         doc_vectors = self.embedder.passage(docs) if docs else np.zeros((0, 384))
@@ -74,18 +81,23 @@ class LocalJudge:
         if q is not None and docs:
             sims = doc_vectors @ q
             relevant = [bool(x >= s.context_relevance_threshold) for x in sims]
+            skipped = f" ({blank} empty documents skipped)" if blank else ""
             verdicts.append(Verdict(
                 "context_relevance", score=sum(relevant) / len(relevant),
-                rationale=f"{sum(relevant)} of {len(relevant)} documents similar to the question",
-                details={"documents": [
+                rationale=f"{sum(relevant)} of {len(relevant)} documents similar to the question"
+                          + skipped,
+                details={"empty_documents_skipped": blank, "documents": [
                     {"id": d.id, "label": "relevant" if r else "irrelevant", "similarity": round(
                         float(x), 4)} for d, r, x in zip(
-                        [d for d in turn.documents if d.content], relevant, sims, strict=True)]}))
+                        kept, relevant, sims, strict=True)]}))
 
-        no_answer = is_no_answer(turn.answer)
+        empty = is_empty(turn.answer)
+        answer_vector = None if empty else self.embedder.passage([turn.answer or ""])[0]
+        declines = None if answer_vector is None else self.no_answer.probability(answer_vector)
+        no_answer = empty or (declines is not None and declines >= s.no_answer_threshold)
         answer_similarity = None
-        if q is not None and not no_answer:
-            answer_similarity = float(self.embedder.passage([turn.answer or ""])[0] @ q)
+        if q is not None and answer_vector is not None and not no_answer:
+            answer_similarity = float(answer_vector @ q)
             relevant = answer_similarity >= s.answer_relevance_threshold
             verdicts.append(Verdict(
                 "answer_relevance", label="relevant" if relevant else "irrelevant",
@@ -93,13 +105,17 @@ class LocalJudge:
                           f"{'≥' if relevant else '<'} {s.answer_relevance_threshold}",
                 details={"similarity": round(answer_similarity, 4)}))
         if no_answer:
-            verdicts.append(Verdict("completeness", label="no_answer",
-                                    rationale="the answer is empty or declines to answer"))
+            verdicts.append(Verdict(
+                "completeness", label="no_answer",
+                rationale="the answer is empty" if empty else
+                f"the answer declines to answer (no-answer probability {declines:.2f})",
+                details={} if empty else {"no_answer_probability": round(declines or 0.0, 4)}))
         elif answer_similarity is not None:
             complete = answer_similarity >= s.answer_relevance_threshold
             verdicts.append(Verdict(
                 "completeness", label="complete" if complete else "incomplete",
-                rationale="answers the question" if complete else "does not address the question"))
+                rationale="answers the question" if complete else "does not address the question",
+                details={"no_answer_probability": round(declines or 0.0, 4)}))
 
         if docs and not no_answer and turn.answer:
             verdicts.append(self._groundedness(turn.answer, docs, doc_vectors))

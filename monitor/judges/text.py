@@ -1,4 +1,6 @@
-"""Plain-text helpers of the local evaluators: claims, generic sentences, refusals, content words."""
+"""Plain-text helpers of the local evaluators: claims, generic sentences, content words.
+
+(Refusals: monitor/judges/no_answer.py, a trained model.)"""
 
 from __future__ import annotations
 
@@ -23,20 +25,6 @@ _PLEASANTRY = re.compile(r"^(?:(?:i )?hope (?:this|that) helps|(?:please )?(?:le
                          r"|is there anything else|i'?m (?:happy|glad|here) to help|as an ai\b)",
                          re.IGNORECASE)
 
-# "No answer": the assistant says it cannot answer. Anchored phrases, not single words, so an
-# answer that merely mentions "not" is not a refusal.
-_NO_ANSWER = re.compile(
-    r"\b(?:i (?:could|can|was unable to|am unable to|'m unable to)(?:n't| not)?\s*(?:find|locate|"
-    r"answer|help with|access)|i (?:do not|don't|did not|didn't) (?:know|have (?:enough |any )?"
-    r"(?:information|details|data|context))|(?:there is|there's|i have) no (?:information|"
-    r"details|data|mention|record)|(?:no|not enough) (?:relevant )?(?:information|context) "
-    r"(?:is |was )?(?:available|provided|found)|(?:is|are) not (?:mentioned|covered|"
-    r"included|available|specified) in (?:the|our|my)|unable to (?:find|answer|determine)|"
-    r"cannot (?:answer|find|determine|help)|can't (?:answer|find|determine|help)|"
-    r"i have no comment|outside (?:of )?(?:my|the) (?:scope|knowledge))",
-    re.IGNORECASE)
-
-
 def split_claims(answer: str) -> list[str]:
     """Sentences and list items of an answer, each one claim."""
     parts = (p.strip(" \t-*•") for p in _SENTENCE_END.split(answer.strip()))
@@ -53,10 +41,6 @@ def is_generic(claim: str) -> bool:
     if _PLEASANTRY.match(claim):
         return True
     return len(content_words(_GREETING.sub("", claim, count=1))) < 2
-
-
-def is_no_answer(answer: str | None) -> bool:
-    return answer is None or not answer.strip() or bool(_NO_ANSWER.search(answer))
 
 
 def lexical_support(claim: str, source: str) -> float:

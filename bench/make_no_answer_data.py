@@ -1,0 +1,334 @@
+"""Write bench/data/no_answer.jsonl: refusals and real answers for the no-answer detector.
+
+    python bench/make_no_answer_data.py
+
+Hand-written templates filled with hand-written topics (a support assistant's questions, with a
+true statement, a negative statement and a part the documents do not cover). Each row says its
+`kind`, `template` and `topic`, so that bench/train_no_answer.py can split train and test by both:
+no test row shares a template or a topic with a training row.
+
+Labels: `no_answer` (the assistant declines: blames the sources, says the context is not enough,
+declines with or without "sorry", a short "nothing came up") and `answer` (real answers, many of
+them negative or apologetic, and partial answers that decline one part: those are "incomplete",
+not "no_answer"; short answers; answers that cite their sources). Written for this project; no
+benchmark text is used.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+OUT = Path(__file__).parent / "data" / "no_answer.jsonl"
+
+# subject (a noun phrase), question, yes (a true statement), no (a negative statement),
+# missing (a part the documents do not cover, for partial answers)
+TOPICS = [
+    ("shipping to Antarctica", "Do you ship to Antarctica?",
+     "orders to remote regions ship by freight within 20 working days",
+     "the store does not ship to Antarctica", "the freight cost"),
+    ("the refund window", "How long do I have to ask for a refund?",
+     "refunds can be requested within 30 days of delivery",
+     "refunds are not available after 30 days", "refunds for gift cards"),
+    ("phone support on the Basic plan", "Does the Basic plan include phone support?",
+     "phone support comes with the Pro and Enterprise plans",
+     "the Basic plan does not include phone support", "weekend phone hours"),
+    ("the late payment fee", "Is there a fee if I pay my invoice late?",
+     "a late fee of 5 euros applies after 14 days", "no fee is charged in the first 14 days",
+     "whether the fee is refundable"),
+    ("parking at the Lyon office", "Can visitors park at the Lyon office?",
+     "visitors can use the underground car park on level -2",
+     "there are no reserved visitor spaces at the Lyon office", "the hourly rate"),
+    ("the API rate limit", "What is the API rate limit?",
+     "the API accepts 600 requests per minute per key",
+     "the free tier does not allow more than 60 requests per minute", "burst limits"),
+    ("data retention for deleted accounts", "How long is data kept after I delete my account?",
+     "data from deleted accounts is erased after 90 days",
+     "backups are not kept beyond 90 days", "log retention"),
+    ("the warranty on refurbished laptops", "Are refurbished laptops under warranty?",
+     "refurbished laptops carry a 12-month warranty",
+     "the warranty does not cover batteries on refurbished laptops", "accidental damage"),
+    ("changing the delivery address", "Can I change the delivery address after ordering?",
+     "the address can be changed until the order is packed",
+     "you cannot change the address once the parcel has shipped", "changes for express orders"),
+    ("student discounts", "Do you offer a student discount?",
+     "students get 20 percent off with a valid student card",
+     "the student discount does not apply to sale items", "discounts for teachers"),
+    ("the pet policy in hotel rooms", "Are pets allowed in the rooms?",
+     "dogs under 10 kg are welcome for a fee of 15 euros a night",
+     "cats are not allowed in the rooms", "service animals in the spa"),
+    ("two-factor authentication", "How do I turn on two-factor authentication?",
+     "two-factor authentication is under Settings, Security, Enable 2FA",
+     "SMS codes are not supported, only authenticator apps", "hardware keys"),
+    ("exporting invoices to CSV", "Can I export my invoices as CSV?",
+     "invoices can be exported as CSV from the Billing page",
+     "the export does not include invoices older than 24 months", "the column format"),
+    ("the minimum order for free delivery", "What is the minimum order for free delivery?",
+     "delivery is free for orders over 50 euros",
+     "free delivery does not apply to furniture", "delivery to islands"),
+    ("the gym's opening hours on holidays", "Is the gym open on public holidays?",
+     "the gym opens from 8 am to 2 pm on public holidays",
+     "the gym is not open on Christmas Day", "the pool hours"),
+    ("cancelling a flight booking", "Can I cancel my flight booking for free?",
+     "bookings can be cancelled free of charge within 24 hours",
+     "Light fares are not refundable after 24 hours", "taxes on cancelled tickets"),
+    ("the maximum file upload size", "What is the largest file I can upload?",
+     "files up to 2 GB can be uploaded", "files larger than 2 GB are not accepted",
+     "limits for shared folders"),
+    ("overtime pay for part-time staff", "Do part-time employees get overtime pay?",
+     "part-time staff are paid 25 percent extra beyond their contracted hours",
+     "overtime does not apply to hours swapped with a colleague", "night shifts"),
+    ("the loyalty points expiry", "When do my loyalty points expire?",
+     "loyalty points expire 18 months after they are earned",
+     "points do not carry over when an account is closed", "points from partner shops"),
+    ("vaccinations for travel to Kenya", "Which vaccines do I need for Kenya?",
+     "a yellow fever certificate is required when arriving from a risk country",
+     "no vaccine is mandatory for travellers arriving from Europe", "malaria tablets"),
+    ("the SLA uptime", "What uptime does the SLA guarantee?",
+     "the SLA guarantees 99.9 percent monthly uptime",
+     "planned maintenance does not count against the SLA", "service credits"),
+    ("replacing a lost library card", "How do I replace a lost library card?",
+     "a lost card is replaced at the front desk for 3 euros",
+     "the old card cannot be reactivated once it is reported lost", "online renewals"),
+    ("the mortgage early repayment penalty", "Is there a penalty for repaying my mortgage early?",
+     "early repayment costs 1 percent of the amount repaid",
+     "there is no penalty after the fifth year", "partial repayments"),
+    ("running the app offline", "Does the app work offline?",
+     "notes and tasks are available offline and sync when you reconnect",
+     "video calls do not work offline", "offline maps"),
+    ("tenant rights on rent increases", "How much can my landlord raise the rent?",
+     "rent can rise at most once a year, in line with the reference index",
+     "the landlord cannot raise the rent during the first year", "furnished flats"),
+    ("the chemistry course prerequisites", "What do I need before taking Chemistry 201?",
+     "Chemistry 201 requires Chemistry 101 with a grade of C or better",
+     "Chemistry 201 is not open to first-year students", "lab safety training"),
+]
+
+# A short real answer per topic, in TOPICS order.
+SHORT = ["Yes, by freight", "30 days", "No, only Pro and Enterprise", "5 euros after 14 days",
+         "Yes, level -2", "600 requests a minute", "90 days", "12 months", "Until it is packed",
+         "20 percent off", "Dogs under 10 kg only", "Settings, then Security", "Yes, as CSV",
+         "50 euros", "8 am to 2 pm", "Within 24 hours", "2 GB", "Yes, 25 percent extra",
+         "After 18 months", "Yellow fever, sometimes", "99.9 percent", "3 euros at the desk",
+         "1 percent", "Mostly, yes", "Once a year", "Chemistry 101"]
+
+SOURCES = ["the knowledge base", "the documents", "the retrieved pages", "our help center",
+           "the provided context", "the search results", "the manual", "the policy documents",
+           "the FAQ", "the sources I was given"]
+
+# Refusals: {subject}, {source}. Grouped by the way they decline.
+REFUSALS = {
+    "blames_sources": [
+        "{Source} has nothing on {subject}.",
+        "None of the retrieved pages cover {subject}.",
+        "{Source} doesn't mention {subject} anywhere.",
+        "I looked through {source}, but {subject} isn't covered there.",
+        "There's nothing about {subject} in {source}.",
+        "{Source} says nothing about {subject}, so I can't give you an answer.",
+        "The articles I found are about other things; none of them address {subject}.",
+        "Nothing in {source} speaks to {subject}.",
+        "{Source} doesn't include any details on {subject}.",
+        "I searched {source} and came up empty on {subject}.",
+        "The passages returned for this question don't touch on {subject} at all.",
+        "No document I have access to discusses {subject}.",
+        "{subject} is not something {source} covers.",
+        "The retrieved material is silent on {subject}.",
+        "Unfortunately {source} contains no information on {subject}.",
+    ],
+    "context_insufficient": [
+        "The context I was given isn't enough to answer this.",
+        "The information provided is insufficient to determine {subject}.",
+        "I don't have enough context to answer a question about {subject}.",
+        "Based on the available excerpts, it's impossible to say anything about {subject}.",
+        "The supplied passages don't contain what's needed to answer that.",
+        "There isn't sufficient information in {source} to answer reliably.",
+        "With only these documents I can't work out {subject}.",
+        "The excerpts are too limited to draw any conclusion about {subject}.",
+        "I lack the details required to answer this question.",
+        "My sources don't go far enough to answer about {subject}.",
+    ],
+    "declines_plainly": [
+        "I can't help with {subject}.",
+        "That's not something I'm able to answer.",
+        "I'm not able to say.",
+        "I won't be able to answer that one.",
+        "That question is outside what I can answer.",
+        "I don't know anything about {subject}.",
+        "I have no answer for that.",
+        "I'm unable to provide an answer about {subject}.",
+        "Answering that is beyond what I can do here.",
+        "I don't have an answer regarding {subject}.",
+        "I can't tell you that.",
+        "I have no comment.",
+        "That's not a question I can answer for you.",
+        "I cannot give you a reliable answer on {subject}.",
+    ],
+    "apologises": [
+        "Sorry, I couldn't find anything about {subject}.",
+        "I'm sorry, but I don't know.",
+        "Apologies, I wasn't able to locate any information on {subject}.",
+        "Sorry, I don't have that information.",
+        "I'm afraid I can't find an answer about {subject} in {source}.",
+        "Unfortunately I don't know the answer to that.",
+        "Sorry, that isn't covered in {source}.",
+        "I'm sorry, I have no details about {subject}.",
+        "Regrettably, I couldn't find what you're looking for.",
+        "My apologies, {source} doesn't have an answer to this.",
+    ],
+    "redirects": [
+        "I don't have that information; please contact the support team about {subject}.",
+        "You'd need to ask a human agent about {subject}, I can't answer it.",
+        "Please check with customer service, I have no information on {subject}.",
+        "For {subject}, I'd suggest reaching out to your account manager, since I can't find it.",
+        "I can't answer that, but the support desk should be able to help you with {subject}.",
+        "That's best answered by our staff; I have nothing on {subject}.",
+        "I'm not the right place for questions about {subject}; try the help desk.",
+        "Best to call the office directly, as I don't have details on {subject}.",
+        "I can't find that, but a colleague at the front desk will know about {subject}.",
+        "Try opening a ticket with support; {source} doesn't tell me about {subject}.",
+    ],
+    "short": [
+        "Nothing came up.",
+        "No results.",
+        "No info.",
+        "Nothing found.",
+        "No idea.",
+        "Not sure.",
+        "Unknown.",
+        "N/A",
+        "No data on that.",
+        "Couldn't find it.",
+        "Can't say.",
+        "No clue, sorry.",
+        "Nothing on {subject}.",
+        "No match in {source}.",
+        "Don't know.",
+        "(no answer)",
+        "No answer available.",
+        "Search returned nothing.",
+    ],
+    "other_language": [
+        "Je n'ai trouvé aucune information sur ce sujet dans les documents.",
+        "Lo siento, no encuentro nada sobre eso en la base de conocimiento.",
+        "Dazu habe ich in den Unterlagen leider nichts gefunden.",
+        "Non ho informazioni su questo argomento.",
+        "Não encontrei nada sobre isso nos documentos.",
+        "Désolé, je ne peux pas répondre à cette question.",
+    ],
+}
+
+# Real answers: {yes}, {no}, {missing}, {source}.
+ANSWERS = {
+    "negative": [
+        "No, {no}.",
+        "No. {No}.",
+        "Unfortunately, {no}.",
+        "Sorry, but {no}.",
+        "I'm afraid {no}.",
+        "Sadly no: {no}.",
+        "Not quite. {No}, although {yes}.",
+        "No, and to be clear, {no}.",
+        "Unfortunately not. {No}.",
+        "I'm sorry to say that {no}.",
+        "According to {source}, {no}.",
+        "That isn't possible: {no}.",
+        "Sorry, no. {No}.",
+        "Short answer: no. {No}.",
+    ],
+    "apologetic_yes": [
+        "Unfortunately, yes: {yes}.",
+        "Yes, sorry: {yes}.",
+        "I'm afraid so. {Yes}.",
+        "Sadly yes, {yes}.",
+        "Unfortunately yes. {Yes}, and {no}.",
+        "Sorry for the bad news, but {yes}.",
+    ],
+    "positive": [
+        "Yes, {yes}.",
+        "{Yes}.",
+        "Good news: {yes}.",
+        "According to {source}, {yes}.",
+        "{Yes}. {No}.",
+        "Sure! {Yes}.",
+        "Here is what {source} says: {yes}.",
+        "In short, {yes}.",
+        "{Yes}; note that {no}.",
+        "Yes. {Yes}. Let me know if you need anything else.",
+        "- {Yes}\n- {No}",
+        "1. {Yes}.\n2. {No}.",
+    ],
+    "short_answer": [
+        "{Short}.",
+        "{Short}, according to {source}.",
+        "{Short}!",
+        "Answer: {short}.",
+        "{Short} (see {source}).",
+        "It's {short}.",
+    ],
+    "cites_sources": [
+        "{Source} covers this: {yes}.",
+        "The documents mention that {yes}.",
+        "As the retrieved pages explain, {yes}.",
+        "{Source} is clear on {subject}: {yes}.",
+        "I found it in {source}. {Yes}.",
+        "Per {source}, {yes}; it also notes that {no}.",
+        "The page on {subject} says {yes}.",
+        "Based on the context provided, {no}.",
+    ],
+    "partial": [
+        "{Yes}. {Source} doesn't say anything about {missing}, though.",
+        "{Yes}. I couldn't find information on {missing}.",
+        "Partly: {yes}. I don't know about {missing}.",
+        "{Yes}, but {missing} isn't covered in {source}.",
+        "{No}. As for {missing}, there's nothing in {source}.",
+        "Here's what I found: {yes}. I have no details on {missing}.",
+        "{Yes}. Sorry, I can't answer the part about {missing}.",
+        "No, {no}. I'm not sure about {missing}.",
+    ],
+}
+
+
+def cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def fill(template: str, topic: tuple[str, ...], source: str) -> str:
+    subject, _question, yes, no, missing = topic
+    short = SHORT[TOPICS.index(topic)]
+    values = {"subject": subject, "yes": yes, "no": no, "missing": missing, "source": source,
+              "short": short}
+    values |= {k.capitalize(): cap(v) for k, v in values.items()}
+    return cap(template.format(**values))
+
+
+def rows() -> list[dict[str, str]]:
+    rng = random.Random(16)
+    out = []
+    for label, groups in (("no_answer", REFUSALS), ("answer", ANSWERS)):
+        for kind, templates in groups.items():
+            for t, template in enumerate(templates):
+                uses_topic = "{" in template
+                # every template with a slot on 6 topics, fixed phrases once per topic question
+                topics = rng.sample(range(len(TOPICS)), 6 if uses_topic else 2)
+                for n in topics:
+                    topic = TOPICS[n]
+                    out.append({"question": topic[1], "answer": fill(template, topic,
+                                                                     rng.choice(SOURCES)),
+                                "label": label, "kind": kind, "template": f"{kind}-{t}",
+                                "topic": topic[0]})
+    return out
+
+
+def main() -> None:
+    data = rows()
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in data))
+    by = {}
+    for r in data:
+        by[(r["label"], r["kind"])] = by.get((r["label"], r["kind"]), 0) + 1
+    print(f"wrote {len(data)} rows to {OUT}: " + ", ".join(f"{k[1]} {v}" for k, v in by.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""The no-answer detector (a trained model) and the local judge on bad input.
+
+The fixed answers here are written apart from bench/data/no_answer.jsonl (the training data);
+the detector's test figures come from bench/train_no_answer.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+
+import pytest
+from pydantic import ValidationError
+
+from monitor.config import LocalJudgeSettings
+from monitor.judges.embeddings import clean
+from monitor.judges.local import LocalJudge
+from monitor.judges.no_answer import MODEL_PATH, is_empty
+from monitor.model import AssistantTurn, RetrievedDocument
+
+# Retrain with bench/train_no_answer.py --write, then update this checksum on purpose.
+MODEL_SHA256 = "379b0cc0e50a34d1c58b9fe3b5f09ec95fd586ed5b8b278ccc53c59e77cb62e0"
+
+REFUSALS = [
+    "I could not find information about that in our documentation.",
+    "I'm sorry, I don't have information about shipping to Antarctica.",
+    "That is not mentioned in the documents I have.",
+    "I cannot answer that question.",
+    "I don't know.",
+    "The knowledge base has nothing on dental cover for contractors.",
+    "None of the retrieved pages cover the Zurich office's parking rules.",
+    "The context provided doesn't give enough detail to answer this.",
+    "That's not something I can answer.",
+    "Nothing came up.",
+]
+ANSWERS = [
+    "Refunds are issued within 30 days.",
+    "Not all plans include priority support; the Pro plan does.",
+    "You cannot return opened software, but hardware can be returned within 30 days.",
+    "No, express shipping is not available on Sundays.",
+    "No, the plan does not include roadside assistance.",
+    "Unfortunately, yes, the fee applies to every transfer abroad.",
+    "Sorry, but the museum is closed on Mondays.",
+    # partial: answers one part and declines the other: "incomplete" at worst, never no_answer
+    "The warranty lasts two years. The documents don't mention whether it covers water damage.",
+]
+
+
+@pytest.fixture(scope="module")
+def judge() -> LocalJudge:
+    return LocalJudge(LocalJudgeSettings())
+
+
+def completeness(judge: LocalJudge, answer: str, question: str = "Can you help me with this?",
+                 documents: tuple[str, ...] = ()) -> str:
+    turn = AssistantTurn(trace_id="5" * 32, question=question, answer=answer,
+                         documents=[RetrievedDocument(content=d) for d in documents])
+    verdict = judge.judge_sync(turn).get("completeness")
+    assert verdict is not None
+    return verdict.label or ""
+
+
+def test_the_shipped_model_is_the_trained_one() -> None:
+    assert hashlib.sha256(MODEL_PATH.read_bytes()).hexdigest() == MODEL_SHA256
+
+
+@pytest.mark.parametrize("answer", REFUSALS)
+def test_refusals_are_no_answers(judge: LocalJudge, answer: str) -> None:
+    assert completeness(judge, answer) == "no_answer"
+
+
+@pytest.mark.parametrize("answer", ANSWERS)
+def test_real_answers_negative_apologetic_or_partial_are_answers(judge: LocalJudge,
+                                                                 answer: str) -> None:
+    assert completeness(judge, answer) in ("complete", "incomplete")
+
+
+@pytest.mark.parametrize("answer", ["", "   \n\t", "- \n* \n1.", "...", "•\n2)\n-", "?!"])
+def test_empty_answers_are_no_answers_without_the_model(judge: LocalJudge, answer: str) -> None:
+    assert is_empty(answer)
+    turn = AssistantTurn(trace_id="6" * 32, question="Is there a fee?", answer=answer,
+                         documents=[RetrievedDocument(content="A fee of 5 euros applies.")])
+    result = judge.judge_sync(turn)
+    verdict = result.get("completeness")
+    assert verdict.label == "no_answer" and verdict.rationale == "the answer is empty"
+    assert result.get("groundedness") is None and result.get("answer_relevance") is None
+
+
+def test_list_items_with_words_are_not_empty() -> None:
+    assert not is_empty("- 30 days\n- 5 euros") and not is_empty("1. Yes")
+
+
+def test_the_model_loads_and_judges_without_network() -> None:
+    script = (
+        "import socket\n"
+        "def refuse(*a, **k):\n    raise OSError('network used')\n"
+        "socket.socket.connect = socket.socket.connect_ex = socket.socket.sendto = refuse\n"
+        "socket.getaddrinfo = refuse\n"
+        "from monitor.config import LocalJudgeSettings\n"
+        "from monitor.judges.local import LocalJudge\n"
+        "from monitor.model import AssistantTurn\n"
+        "judge = LocalJudge(LocalJudgeSettings())\n"
+        "turn = AssistantTurn(trace_id='7' * 32, question='Is it open?', answer='Nothing came up.')\n"
+        "print(judge.judge_sync(turn).get('completeness').label)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "no_answer"
+
+
+def test_lone_surrogates_anywhere_do_not_crash_the_judge(judge: LocalJudge) -> None:
+    assert clean("fee\ud800 of 5\x00 euros") == "fee\ufffd of 5 euros"
+    assert clean("\ud83d\ude00") == "😀"  # a surrogate pair is its character
+    turn = AssistantTurn(trace_id="8" * 32, question="Is there a late fee\udc80?",
+                         answer="A late fee of 5 euros applies\ud800.",
+                         documents=[RetrievedDocument(content="A late fee of 5 euros \udfff "
+                                                              "applies after 14 days.")])
+    result = judge.judge_sync(turn)
+    assert result.get("completeness").label == "complete"
+    assert result.get("groundedness").score == 1.0
+
+
+def test_whitespace_only_documents_are_skipped_and_said_so(judge: LocalJudge) -> None:
+    documents = [RetrievedDocument(id="blank", content=" \n\t "),
+                 RetrievedDocument(id="kb-1", content="Express shipping takes 1 day.")]
+    turn = AssistantTurn(trace_id="9" * 32, question="How long does express shipping take?",
+                         answer="Express shipping takes 1 day.", documents=documents)
+    result = judge.judge_sync(turn)
+    relevance = result.get("context_relevance")
+    assert relevance.score == 1.0
+    assert [d["id"] for d in relevance.details["documents"]] == ["kb-1"]
+    assert relevance.details["empty_documents_skipped"] == 1
+    assert "1 empty documents skipped" in relevance.rationale
+    assert result.get("groundedness").score == 1.0
+    only_blank = judge.judge_sync(AssistantTurn(
+        trace_id="a" * 32, question="How long does express shipping take?",
+        answer="Express shipping takes 1 day.", documents=[RetrievedDocument(content="   ")]))
+    assert only_blank.get("context_relevance") is None and only_blank.get("groundedness") is None
+
+
+def test_only_the_beginning_of_a_long_document_is_embedded(judge: LocalJudge) -> None:
+    head = "Express shipping takes 1 day. " * 70  # 2,100 characters
+    long_document = head + "Unrelated filler about the cafeteria menu. " * 800
+    embedder = judge.embedder
+    assert (embedder.passage([long_document]) == embedder.passage([head[:2_000]])).all()
+    turn = AssistantTurn(trace_id="b" * 32, question="How long does express shipping take?",
+                         answer="Express shipping takes 1 day.",
+                         documents=[RetrievedDocument(content=long_document)])
+    assert judge.judge_sync(turn).get("context_relevance").score == 1.0
+
+
+def test_the_engine_runs_on_the_configured_threads() -> None:
+    for threads in (1, 2):
+        judge = LocalJudge(LocalJudgeSettings(threads=threads))
+        judge.embedder.passage([f"warm up with {threads} threads"])
+        assert judge.embedder._model._lib.omp_get_max_threads() == threads
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValidationError, match="threads"):
+        LocalJudgeSettings(threads=0)
+    with pytest.raises(ValidationError, match="no_answer_threshold"):
+        LocalJudgeSettings(no_answer_threshold=1.5)
