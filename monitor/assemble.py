@@ -4,6 +4,18 @@
     done = assembler.add(batch.facts)     # turns flushed early (buffer full)
     done += assembler.expire()            # turns whose root ended (+ grace) or whose wait is over
 
+Which source of a field wins, for every convention alike:
+- question: an explicit `assistant.question`; else the entry (root chain/agent) span's input; else
+  the last user message the agent received; else the first LLM call's last user message, unless
+  that message quotes the retrieved documents (a prompt built around the question): then the
+  retrieval query; else the retrieval query. Earlier messages of a chat are context.
+- a tool call: the conversation is the record. Its name, id and arguments come from the call the
+  model requested (parsed JSON), its result from the `tool` message that answered it; an executed
+  tool span fills what the conversation lacks (its status, a result never sent back, a call no
+  request shows).
+- document ids: the convention's document id; else the `id` in the document's metadata, where
+  frameworks (LangChain) keep it.
+
 A turn completes `root_grace_s` after its root span arrives (log events of the official OpenAI
 instrumentation travel separately and may trail the span), or `decision_wait_s` after its first
 span when no root is seen. The buffer is bounded in traces, spans and spans per trace; the oldest
@@ -20,6 +32,7 @@ from dataclasses import dataclass, field
 
 from monitor.config import AssemblySettings
 from monitor.emit.metrics import Metrics
+from monitor.ingest.semconv._common import _maybe_json
 from monitor.model import AssistantTurn, Message, RetrievedDocument, SpanFacts, ToolCall
 
 
@@ -214,6 +227,12 @@ def _last_user_text(messages: list[Message]) -> str | None:
     return None
 
 
+def _quotes_documents(prompt: str, spans: list[SpanFacts]) -> bool:
+    """Does a user message carry the retrieved documents? Then it is a prompt built around the
+    question, not the question."""
+    return any(d.content and d.content.strip()[:200] in prompt for s in spans for d in s.documents)
+
+
 def _final_text(messages: list[Message]) -> str | None:
     for message in reversed(messages):
         if message.role in ("assistant", "") and message.content:
@@ -258,11 +277,13 @@ def _tool_calls(spans: list[SpanFacts], llm_calls: list[SpanFacts]) -> list[Tool
         if match is None:  # executed spans without ids: match by name, in order
             match = next((c for c in calls if c.call_id is None and c.name == requested.name
                           and id(c) not in matched), None)
-        if match is not None:
+        if match is not None:  # the conversation is the record; the span fills its gaps
             matched.add(id(match))
             match.call_id = match.call_id or requested.call_id
-            if match.arguments is None:
+            if requested.arguments is not None:
                 match.arguments = requested.arguments
+            if results.get(match.call_id) is not None:
+                match.result = _maybe_json(results[match.call_id])  # as the tool returned it
             continue
         call = requested.model_copy()
         call.result = results.get(call.call_id)
@@ -286,10 +307,11 @@ def build_turn(trace_id: bytes, spans: list[SpanFacts], completion: str) -> Assi
     question = question or next((s.input_text for s in entry if s.input_text), None)
     agent_inputs = [m for s in entry for m in _inputs(s)]
     question = question or _last_user_text(agent_inputs)
+    query = next((s.input_text for s in spans if s.role == "retrieval" and s.input_text), None)
     if question is None and llm_calls:
-        question = _last_user_text(_inputs(llm_calls[0]))
-    question = question or next((s.input_text for s in spans if s.role == "retrieval"
-                                 and s.input_text), None)
+        prompt = _last_user_text(_inputs(llm_calls[0]))
+        question = query if prompt and query and _quotes_documents(prompt, spans) else prompt
+    question = question or query
 
     answer = next((s.answer for s in reversed(spans) if s.answer), None)
     answer = answer or next((s.output_text for s in entry if s.output_text), None)

@@ -32,6 +32,8 @@ def main() -> None:
     parser.add_argument("--otlp-http")
     parser.add_argument("--otlp-grpc")
     parser.add_argument("--openai-base-url", required=True)
+    parser.add_argument("--docs-in-prompt", action="store_true",
+                        help="put the documents into the user message around the question")
     args = parser.parse_args()
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
     os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -83,8 +85,14 @@ def main() -> None:
                         "db.query.result.id": doc_id, "db.query.result.document": content,
                         "db.query.result.distance": 1 - score})
         context = "\n".join(content for _, content, _ in DOCS)
-        messages = [{"role": "system", "content": f"Answer from this context:\n{context}"},
-                    {"role": "user", "content": QUESTION}]
+        if args.docs_in_prompt:
+            listing = "\n".join(f"[{doc_id}] {content}" for doc_id, content, _ in DOCS)
+            messages = [{"role": "system", "content": "You are a support assistant."},
+                        {"role": "user", "content": "Answer the question using only these "
+                         f"documents.\nDocuments:\n{listing}\nQuestion: {QUESTION}"}]
+        else:
+            messages = [{"role": "system", "content": f"Answer from this context:\n{context}"},
+                        {"role": "user", "content": QUESTION}]
         first = client.chat.completions.create(model="m1", messages=messages, tools=TOOLS)
         call = first.choices[0].message.tool_calls[0]
         with tracer.start_as_current_span(f"execute_tool {call.function.name}",

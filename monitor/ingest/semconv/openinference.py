@@ -49,11 +49,21 @@ def _oi_messages(attrs: Attrs, prefix: str, issues: Counter[str]) -> list[Messag
 
 def _oi_documents(attrs: Attrs, prefix: str) -> list[RetrievedDocument]:
     return [
-        RetrievedDocument(id=None if d.get("document.id") is None else str(d["document.id"]),
-                          content=_text(d.get("document.content")),
+        RetrievedDocument(id=_document_id(d), content=_text(d.get("document.content")),
                           score=_float(d.get("document.score")))
         for d in _indexed(attrs, prefix)
     ]
+
+
+def _document_id(document: Attrs) -> str | None:
+    """`document.id`; else the id LangChain's retrievers keep in the document's metadata."""
+    value = document.get("document.id")
+    if value is None:
+        metadata = _maybe_json(document.get("document.metadata"))
+        if isinstance(metadata, dict):
+            value = next((metadata[k] for k in ("id", "doc_id", "document_id")
+                          if isinstance(metadata.get(k), (str, int))), None)
+    return None if value is None else str(value)
 
 
 def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
