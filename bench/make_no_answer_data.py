@@ -103,6 +103,32 @@ TOPICS = [
     ("the chemistry course prerequisites", "What do I need before taking Chemistry 201?",
      "Chemistry 201 requires Chemistry 101 with a grade of C or better",
      "Chemistry 201 is not open to first-year students", "lab safety training"),
+    # Knowledge questions whose short answer is a name, a place or a date: real answers that
+    # look like nothing but an entity ("Grace B. Hopper.").
+    ("the first published algorithm", "Who wrote the first published algorithm?",
+     "Ada Lovelace published the first algorithm in 1843",
+     "Charles Babbage did not publish the algorithm himself", "the algorithm's purpose"),
+    ("the first compiler", "Who wrote the first compiler?",
+     "Grace B. Hopper wrote the A-0 compiler in 1952",
+     "the first compiler was not written at IBM", "its instruction set"),
+    ("the director of Vertigo", "Who directed Vertigo?",
+     "Vertigo was directed by Alfred Hitchcock", "James Stewart did not direct Vertigo",
+     "the budget"),
+    ("the capital of Australia", "What is the capital of Australia?",
+     "the capital of Australia is Canberra", "Sydney is not the capital",
+     "when it was founded"),
+    ("the museum's founder", "Who founded the city museum?",
+     "the museum was founded by Dr. Maria K. Osei", "the city council did not found it",
+     "the founding year"),
+    ("the company headquarters", "Where is the company headquartered?",
+     "the headquarters are in Rotterdam, the Netherlands",
+     "the company is not headquartered in Amsterdam", "the number of employees"),
+    ("the festival date", "When does the spring festival take place?",
+     "the spring festival takes place in May", "the festival is not held in April",
+     "ticket prices"),
+    ("the treaty signing", "When was the treaty signed?",
+     "the treaty was signed on 3 March 1921", "the treaty was not signed in 1920",
+     "who ratified it"),
 ]
 
 # A short real answer per topic, in TOPICS order.
@@ -111,7 +137,9 @@ SHORT = ["Yes, by freight", "30 days", "No, only Pro and Enterprise", "5 euros a
          "20 percent off", "Dogs under 10 kg only", "Settings, then Security", "Yes, as CSV",
          "50 euros", "8 am to 2 pm", "Within 24 hours", "2 GB", "Yes, 25 percent extra",
          "After 18 months", "Yellow fever, sometimes", "99.9 percent", "3 euros at the desk",
-         "1 percent", "Mostly, yes", "Once a year", "Chemistry 101"]
+         "1 percent", "Mostly, yes", "Once a year", "Chemistry 101",
+         "Ada Lovelace", "Grace B. Hopper", "Alfred Hitchcock", "Canberra", "Dr. Maria K. Osei",
+         "Rotterdam", "In May", "3 March 1921"]
 
 SOURCES = ["the knowledge base", "the documents", "the retrieved pages", "our help center",
            "the provided context", "the search results", "the manual", "the policy documents",

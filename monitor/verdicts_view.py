@@ -118,7 +118,10 @@ def _claims(verdict: dict[str, Any]) -> Table:
             evidence = claim["reasoning"]
         elif "support" in claim:
             evidence = (f"support {claim['support']} (lexical {claim['lexical']}, similarity "
-                        f"{claim['similarity']})")
+                        f"{claim['similarity']})"
+                        + (f" in {claim['evidence']}" if claim.get("evidence") else "")
+                        + (f"; checked as “{claim['checked_as']}”" if claim.get("checked_as")
+                           else ""))
         else:
             evidence = "greeting, hedge or offer: not checked"
         table.add_row(_cell(claim["label"], None),

@@ -61,3 +61,43 @@ def test_embeddings_are_cached_by_content(judge: LocalJudge) -> None:
     computed = judge.embedder.computed
     judge.judge_sync(turn)
     assert judge.embedder.computed == computed
+
+
+DIRECTOR = RetrievedDocument(id="film-1", content=(
+    "Ada Lovelace wrote the first published algorithm, for Charles Babbage's Analytical Engine, "
+    "in 1843."))
+
+
+@pytest.mark.parametrize("answer", [
+    "Ada Lovelace.",
+    "According to the documents, the answer is Ada Lovelace.",
+    "The documents state that the answer is Ada Lovelace.",
+    "Ada Lovelace, as the context states.",
+])
+def test_framing_is_not_content(judge: LocalJudge, answer: str) -> None:
+    """The same entity in other words gets the same verdict."""
+    result = judge.judge_sync(AssistantTurn(
+        trace_id="a" * 32, question="Who wrote the first published algorithm?", answer=answer,
+        documents=[DIRECTOR]))
+    (claim,) = result.get("groundedness").details["claims"]
+    assert claim["label"] == "inferable" and claim["lexical"] == 1.0
+    assert claim["checked_as"] == "Who wrote the first published algorithm? Ada Lovelace."
+    assert claim["evidence"] == "film-1"  # the document that decided it
+
+
+@pytest.mark.parametrize("answer", ["Paris.", "The May.", "Grace B. Hopper."])
+def test_a_short_answer_is_checked_as_the_answer_to_the_question(judge: LocalJudge,
+                                                                  answer: str) -> None:
+    result = judge.judge_sync(AssistantTurn(
+        trace_id="b" * 32, question="Who wrote the first published algorithm?", answer=answer,
+        documents=[DIRECTOR]))
+    (claim,) = result.get("groundedness").details["claims"]
+    assert claim["label"] == "ungrounded", claim  # not "generic", and not supported
+    assert result.get("groundedness").score == 0.0
+
+
+def test_initials_and_abbreviations_do_not_end_a_claim() -> None:
+    assert split_claims("Grace B. Hopper wrote it in 1952. Dr. Smith agreed, e.g. in print. "
+                        "Gate No. 5 opens at 9 a.m. daily.") == [
+        "Grace B. Hopper wrote it in 1952.", "Dr. Smith agreed, e.g. in print.",
+        "Gate No. 5 opens at 9 a.m. daily."]

@@ -20,7 +20,7 @@ from monitor.judges.no_answer import MODEL_PATH, is_empty
 from monitor.model import AssistantTurn, RetrievedDocument
 
 # Retrain with bench/train_no_answer.py --write, then update this checksum on purpose.
-MODEL_SHA256 = "379b0cc0e50a34d1c58b9fe3b5f09ec95fd586ed5b8b278ccc53c59e77cb62e0"
+MODEL_SHA256 = "af1e074d53ec42b8e5b9d0db735ae5561204d776d532e1bd8a27d2f83fcf0c46"
 
 REFUSALS = [
     "I could not find information about that in our documentation.",
@@ -44,6 +44,11 @@ ANSWERS = [
     "Sorry, but the museum is closed on Mondays.",
     # partial: answers one part and declines the other: "incomplete" at worst, never no_answer
     "The warranty lasts two years. The documents don't mention whether it covers water damage.",
+    # an answer that is only a name, a place or a date (none of these is in the training data)
+    "Marie Curie.",
+    "Nikola Tesla.",
+    "Lisbon.",
+    "In 1969.",
 ]
 
 

@@ -37,9 +37,11 @@ from monitor.judges.text import (
     negation_mismatch,
     number_mismatch,
     split_claims,
+    strip_framing,
 )
-from monitor.model import AssistantTurn
+from monitor.model import AssistantTurn, RetrievedDocument
 
+SHORT_ANSWER_WORDS = 8  # a one-claim answer this short is read as the answer to the question
 CLAIM_SUPPORT_MODEL = Path(__file__).parent / "models" / "claim_support.json"
 
 
@@ -118,27 +120,42 @@ class LocalJudge:
                 details={"no_answer_probability": round(declines or 0.0, 4)}))
 
         if docs and not no_answer and turn.answer:
-            verdicts.append(self._groundedness(turn.answer, docs, doc_vectors))
+            verdicts.append(self._groundedness(turn.question, turn.answer, kept, doc_vectors))
         return JudgeResult(self.name, verdicts, latency_s=time.perf_counter() - start)
 
-    def _groundedness(self, answer: str, docs: list[str], doc_vectors: np.ndarray) -> Verdict:
+    def _groundedness(self, question: str | None, answer: str, documents: list[RetrievedDocument],
+                      doc_vectors: np.ndarray) -> Verdict:
+        docs = [d.content or "" for d in documents]
         claims = split_claims(answer)
-        checked = [c for c in claims if not is_generic(c)]
-        vectors = self.embedder.passage(checked) if checked else np.zeros((0, 384))
+        contents = [strip_framing(c) for c in claims]
+        # A short answer ("Ada Lovelace.", "In May.") asserts something only as the answer to the
+        # question: it is checked as such (embedded with the question; its own words against the
+        # documents), and never set aside as generic.
+        short = (question is not None and len(claims) == 1
+                 and 0 < len(contents[0].split()) <= SHORT_ANSWER_WORDS)
+        checked_as = [f"{question.strip()} {c}" if short and question else c for c in contents]
+        checkable = [i for i, c in enumerate(contents) if short or (c and not is_generic(c))]
+        vectors = (self.embedder.passage([checked_as[i] for i in checkable]) if checkable
+                   else np.zeros((0, 384)))
         labelled = []
-        for claim in claims:
-            if claim not in checked:
+        for i, claim in enumerate(claims):
+            if i not in checkable:
                 labelled.append({"claim": claim, "label": "generic"})
                 continue
-            similarities = doc_vectors @ vectors[checked.index(claim)]
-            best = docs[int(np.argmax(similarities))]
-            cosine = float(np.max(similarities))
-            lexical = max(lexical_support(claim, doc) for doc in docs)
-            support = self.claim_support(lexical, cosine, number_mismatch(claim, best),
-                                         negation_mismatch(claim, best))
-            labelled.append({"claim": claim, "label": "inferable" if support >= 0.5 else "ungrounded",
-                             "support": round(support, 4), "lexical": round(lexical, 4),
-                             "similarity": round(cosine, 4)})
+            similarities = doc_vectors @ vectors[checkable.index(i)]
+            evidence = int(np.argmax(similarities))
+            cosine = float(similarities[evidence])
+            content = contents[i]
+            lexical = max(lexical_support(content, doc, keep_stopwords=short) for doc in docs)
+            support = self.claim_support(lexical, cosine, number_mismatch(content, docs[evidence]),
+                                         negation_mismatch(content, docs[evidence]))
+            verdict = {"claim": claim, "label": "inferable" if support >= 0.5 else "ungrounded",
+                       "support": round(support, 4), "lexical": round(lexical, 4),
+                       "similarity": round(cosine, 4),
+                       "evidence": documents[evidence].id or f"document {evidence + 1}"}
+            if checked_as[i] != claim:
+                verdict["checked_as"] = checked_as[i]
+            labelled.append(verdict)
         grounded = sum(c["label"] == "inferable" for c in labelled)
         ungrounded = sum(c["label"] == "ungrounded" for c in labelled)
         score = grounded / (grounded + ungrounded) if grounded + ungrounded else 1.0

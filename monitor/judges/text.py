@@ -25,10 +25,47 @@ _PLEASANTRY = re.compile(r"^(?:(?:i )?hope (?:this|that) helps|(?:please )?(?:le
                          r"|is there anything else|i'?m (?:happy|glad|here) to help|as an ai\b)",
                          re.IGNORECASE)
 
+# A sentence does not end after an initial ("Grace B. Hopper") or a common abbreviation.
+_NOT_AN_END = re.compile(r"(?:^|[\s(])(?:[A-Z]|Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mt|vs|etc|approx|"
+                         r"e\.g|i\.e|a\.m|p\.m|U\.S|Inc|Ltd|Co|Corp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|"
+                         r"Sep|Sept|Oct|Nov|Dec)\.$")
+
+# Words that frame a claim without adding to it: "According to the documents, the answer is X."
+# says X. Only at the start (or end) of a claim, so "the documents" inside a claim still count.
+_SOURCES = (r"(?:the |our |my |these |those )?(?:provided |retrieved |available |given |above )?"
+            r"(?:documents?|docs|context|sources?|knowledge base|information|articles?|passages?|"
+            r"search results|results|help center|manual|policy|polic(?:y|ies))")
+_FRAMING_START = re.compile(
+    r"^(?:(?:according to|based on|per|from|as (?:stated|described|mentioned|shown) in|"
+    rf"going by) {_SOURCES}|{_SOURCES} (?:says?|states?|shows?|indicates?|mentions?|notes?)"
+    r"(?: that)?)\s*[,:]?\s*", re.IGNORECASE)
+_ANSWER_IS = re.compile(r"^the (?:short )?answer(?: to (?:your|the) question)? is\s*[,:]?\s+",
+                        re.IGNORECASE)
+_FRAMING_END = re.compile(rf"[,;]?\s*(?:as|according to|per) {_SOURCES}(?: (?:says?|states?|"
+                          r"shows?|indicates?))?(?=[.!?]*$)", re.IGNORECASE)
+
+
 def split_claims(answer: str) -> list[str]:
     """Sentences and list items of an answer, each one claim."""
-    parts = (p.strip(" \t-*•") for p in _SENTENCE_END.split(answer.strip()))
-    return [p for p in parts if p]
+    claims: list[str] = []
+    for part in _SENTENCE_END.split(answer.strip()):
+        part = part.strip(" \t-*•")
+        if not part:
+            continue
+        if claims and (_NOT_AN_END.search(claims[-1]) or (claims[-1].endswith(" No.")
+                                                          and part[:1].isdigit())):
+            claims[-1] = f"{claims[-1]} {part}"  # the split fell after an initial
+        else:
+            claims.append(part)
+    return claims
+
+
+def strip_framing(claim: str) -> str:
+    """The claim without the words that attribute it to the sources or announce it."""
+    text = _FRAMING_START.sub("", claim.strip(), count=1)
+    text = _ANSWER_IS.sub("", text, count=1)
+    text = _FRAMING_END.sub("", text, count=1).strip()
+    return text[:1].upper() + text[1:] if text != claim.strip() else text
 
 
 def content_words(text: str) -> set[str]:
@@ -43,9 +80,14 @@ def is_generic(claim: str) -> bool:
     return len(content_words(_GREETING.sub("", claim, count=1))) < 2
 
 
-def lexical_support(claim: str, source: str) -> float:
-    """Share of the claim's content words found in the source (0..1)."""
+def lexical_support(claim: str, source: str, keep_stopwords: bool = False) -> float:
+    """Share of the claim's content words found in the source (0..1). With `keep_stopwords`, a
+    claim made only of stopwords ("The May.") is checked word by word instead of scoring 0."""
     words = content_words(claim)
+    if not words and keep_stopwords:
+        words = {m.group(0).lower() for m in _WORD.finditer(claim)} - {"a", "an", "the"}
+        return len(words & {m.group(0).lower() for m in _WORD.finditer(source)}) / len(words) \
+            if words else 0.0
     if not words:
         return 0.0
     return len(words & content_words(source)) / len(words)
