@@ -29,6 +29,7 @@ from tests import traffic
 from tests.conftest import SidecarProcess
 from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import ScriptedOpenAIServer
+from tests.test_receivers import BlockedStage  # takes one turn, then holds until released
 
 CANARY = "CANARY-wal-5d1c"
 
@@ -103,18 +104,6 @@ async def test_settled_traces_are_not_replayed_and_settled_segments_are_deleted(
 
 
 # ------------------------------------------------------------------------ through the sidecar
-
-class BlockedStage:
-    """Takes one turn, then waits until released: nothing after it is settled meanwhile."""
-
-    def __init__(self) -> None:
-        self.release = asyncio.Event()
-        self.taken = 0
-
-    async def consume(self, turn: object) -> None:
-        self.taken += 1
-        await self.release.wait()
-
 
 def _post(url: str, body: bytes) -> int:
     request = urllib.request.Request(url, data=body, method="POST",
