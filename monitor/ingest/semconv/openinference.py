@@ -23,6 +23,16 @@ _OI_ROLES: dict[str, SpanRole] = {
 }
 
 
+def _tool_message_error(result: object) -> str | None:
+    """A tool's output logged as the tool message it became (LangChain's serialised ToolMessage)
+    says whether the tool failed: `status: "error"`, the error text as its content. A handled
+    failure leaves the span's own status OK, so this is the only sign of it."""
+    data = result.get("data") if isinstance(result, dict) and result.get("type") == "tool" else None
+    if isinstance(data, dict) and data.get("status") == "error":
+        return str(data.get("content") or "tool error")
+    return None
+
+
 def _oi_messages(attrs: Attrs, prefix: str, issues: Counter[str]) -> list[Message] | None:
     groups = _indexed(attrs, prefix)
     if not groups:
@@ -89,9 +99,10 @@ def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> b
         name = attrs.get("tool.name") or attrs.get("tool_call.function.name")
         if name:
             arguments = attrs.get("tool_call.function.arguments", input_value)
+            result = _maybe_json(output_value, issues)
             _first(facts, "tool", ToolCall(
-                name=str(name), arguments=_maybe_json(arguments, issues),
-                result=_maybe_json(output_value, issues),
+                name=str(name), arguments=_maybe_json(arguments, issues), result=result,
+                error=_tool_message_error(result),
                 call_id=_str(attrs.get("tool_call.id"), issues, "tool_call_id")))
         else:
             issues["tool_without_name"] += 1
