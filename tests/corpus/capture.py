@@ -34,7 +34,10 @@ INSTRUMENTORS = {
     "openllmetry-openai": ["opentelemetry-instrumentation-openai", "openai"],
     "openinference-langchain": ["openinference-instrumentation-langchain", "langchain-core",
                                 "langchain-openai", "openai"],
+    "openllmetry-langchain": ["opentelemetry-instrumentation-langchain", "langchain-core",
+                              "langchain-openai", "openai"],
 }
+FRAMEWORKS = {"openinference-langchain", "openllmetry-langchain"}  # write retriever spans
 
 REFUND_DOCS = [("kb-refunds", "Refunds are accepted within 30 days of purchase."),
                ("kb-shipping", "Express shipping takes 1 day.")]
@@ -320,17 +323,20 @@ def capture_one(instrumentor: str, out: Path) -> None:
     elif instrumentor == "openllmetry-openai":
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
         OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
-    else:
+    elif instrumentor == "openinference-langchain":
         from openinference.instrumentation.langchain import LangChainInstrumentor
         LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
+    else:
+        from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+        LangchainInstrumentor().instrument(tracer_provider=tracer_provider)
     tracer = tracer_provider.get_tracer("support-app")
 
     (out / instrumentor).mkdir(parents=True, exist_ok=True)
     for name, scenario in SCENARIOS.items():
-        if scenario.framework_only and instrumentor != "openinference-langchain":
+        if scenario.framework_only and instrumentor not in FRAMEWORKS:
             continue
         with ScriptedOpenAIServer(script_for(scenario)) as llm:
-            if instrumentor == "openinference-langchain":
+            if instrumentor in FRAMEWORKS:
                 run_langchain(scenario, llm.base_url)
             else:
                 run_direct(instrumentor, scenario, llm.base_url, tracer)

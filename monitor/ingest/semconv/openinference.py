@@ -14,6 +14,8 @@ from monitor.ingest.semconv._common import (
     _role,
     _str,
     _text,
+    metadata_id,
+    tool_message,
 )
 from monitor.model import Message, RetrievedDocument, SpanFacts, SpanRole, ToolCall
 
@@ -21,16 +23,6 @@ _OI_ROLES: dict[str, SpanRole] = {
     "LLM": "llm", "RETRIEVER": "retrieval", "RERANKER": "retrieval", "TOOL": "tool",
     "CHAIN": "chain", "AGENT": "agent",
 }
-
-
-def _tool_message_error(result: object) -> str | None:
-    """A tool's output logged as the tool message it became (LangChain's serialised ToolMessage)
-    says whether the tool failed: `status: "error"`, the error text as its content. A handled
-    failure leaves the span's own status OK, so this is the only sign of it."""
-    data = result.get("data") if isinstance(result, dict) and result.get("type") == "tool" else None
-    if isinstance(data, dict) and data.get("status") == "error":
-        return str(data.get("content") or "tool error")
-    return None
 
 
 def _oi_messages(attrs: Attrs, prefix: str, issues: Counter[str]) -> list[Message] | None:
@@ -69,11 +61,8 @@ def _document_id(document: Attrs) -> str | None:
     """`document.id`; else the id LangChain's retrievers keep in the document's metadata."""
     value = document.get("document.id")
     if value is None:
-        metadata = _maybe_json(document.get("document.metadata"))
-        if isinstance(metadata, dict):
-            value = next((metadata[k] for k in ("id", "doc_id", "document_id")
-                          if isinstance(metadata.get(k), (str, int))), None)
-    return None if value is None else str(value)
+        return metadata_id(_maybe_json(document.get("document.metadata")))
+    return str(value)
 
 
 def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
@@ -102,7 +91,7 @@ def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> b
             result = _maybe_json(output_value, issues)
             _first(facts, "tool", ToolCall(
                 name=str(name), arguments=_maybe_json(arguments, issues), result=result,
-                error=_tool_message_error(result),
+                error=(tool_message(result) or (None, None))[1],
                 call_id=_str(attrs.get("tool_call.id"), issues, "tool_call_id")))
         else:
             issues["tool_without_name"] += 1
