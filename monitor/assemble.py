@@ -15,6 +15,11 @@ Which source of a field wins, for every convention alike:
   request shows).
 - document ids: the convention's document id; else the `id` in the document's metadata, where
   frameworks (LangChain) keep it.
+- a tool's failure: the span's error status, or a result that is a serialised tool message with
+  `status: error` (a failure the tool handled; the mappers read it).
+
+`AssistantTurn.sources` records, per field, the span and fact each came from (`turns --explain`).
+The corpus of real instrumentors' traces (tests/fixtures/otlp) is the evidence for these rules.
 
 A turn completes `root_grace_s` after its root span arrives (log events of the official OpenAI
 instrumentation travel separately and may trail the span), or `decision_wait_s` after its first
