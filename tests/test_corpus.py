@@ -85,3 +85,23 @@ def test_a_fresh_capture_gives_the_stored_turns(tmp_path: Path) -> None:
             f"{instrumentor}/{name}: the installed versions "
             f"{capture.versions(instrumentor)} give another turn than the corpus' "
             f"{json.loads((expected_file.parent / 'versions.json').read_text())}")
+
+
+def test_the_question_of_a_prompt_built_around_documents_is_the_retrieval_query() -> None:
+    turn = turn_from(capture.FIXTURES / "openai-v2" / "rag_docs_in_prompt.json")
+    assert turn.question == capture.SCENARIOS["rag_docs_in_prompt"].question
+    assert turn.sources["question"][1:3] == ["retrieve", "input_text"]
+
+
+@pytest.mark.parametrize("instrumentor", sorted(capture.FRAMEWORKS))
+def test_langchain_document_ids_come_from_metadata(instrumentor: str) -> None:
+    turn = turn_from(capture.FIXTURES / instrumentor / "rag_retriever.json")
+    assert [d.id for d in turn.documents] == [i for i, _ in capture.REFUND_DOCS]
+
+
+@pytest.mark.parametrize("instrumentor", sorted(capture.FRAMEWORKS))
+def test_langchain_tool_arguments_come_from_the_models_request(instrumentor: str) -> None:
+    turn = turn_from(capture.FIXTURES / instrumentor / "tool_agent.json")
+    assert [c.arguments for c in turn.tool_calls] == [{"topic": "refunds"},
+                                                      {"order_id": "A-1001"}]
+    assert turn.sources["tool_calls.0.arguments"][2] == "requested_call"
