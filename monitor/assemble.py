@@ -15,6 +15,11 @@ Which source of a field wins, for every convention alike:
   request shows).
 - document ids: the convention's document id; else the `id` in the document's metadata, where
   frameworks (LangChain) keep it.
+- a tool's failure: the span's error status, or a result that is a serialised tool message with
+  `status: error` (a failure the tool handled; the mappers read it).
+
+`AssistantTurn.sources` records, per field, the span and fact each came from (`turns --explain`).
+The corpus of real instrumentors' traces (tests/fixtures/otlp) is the evidence for these rules.
 
 A turn completes `root_grace_s` after its root span arrives (log events of the official OpenAI
 instrumentation travel separately and may trail the span), or `decision_wait_s` after its first
@@ -240,10 +245,21 @@ def _final_text(messages: list[Message]) -> str | None:
     return None
 
 
-def _requested_calls(llm_calls: list[SpanFacts]) -> list[ToolCall]:
+def _source(span: SpanFacts, origin: str) -> list[str]:
+    """Where a field came from, for `turns --explain`: the span, and which of its facts."""
+    return [span.span_id.hex(), span.name, origin, ",".join(sorted(span.conventions))]
+
+
+def _messages_origin(span: SpanFacts, outputs: bool) -> str:
+    if outputs:
+        return "output_messages" if span.output_messages else "output_events"
+    return "input_messages" if span.input_messages else "input_events"
+
+
+def _requested_calls(llm_calls: list[SpanFacts]) -> list[tuple[SpanFacts, ToolCall]]:
     """Tool calls the model asked for in this turn: in each call's output, and in the history
     it was given after the last user message (earlier turns' calls are not this turn's)."""
-    requested: list[ToolCall] = []
+    requested: list[tuple[SpanFacts, ToolCall]] = []
     seen: set[str] = set()
     for span in llm_calls:
         inputs = _inputs(span)
@@ -255,11 +271,12 @@ def _requested_calls(llm_calls: list[SpanFacts]) -> list[ToolCall]:
                     continue
                 if call.call_id:
                     seen.add(call.call_id)
-                requested.append(call)
+                requested.append((span, call))
     return requested
 
 
-def _tool_calls(spans: list[SpanFacts], llm_calls: list[SpanFacts]) -> list[ToolCall]:
+def _tool_calls(spans: list[SpanFacts], llm_calls: list[SpanFacts],
+                sources: dict[str, list[str]]) -> list[ToolCall]:
     """Executed tool spans first; then calls the model requested that no span recorded, with
     their results taken from later `tool` messages."""
     calls = []
@@ -267,26 +284,34 @@ def _tool_calls(spans: list[SpanFacts], llm_calls: list[SpanFacts]) -> list[Tool
         if span.tool is not None:
             call = span.tool.model_copy()
             call.error = call.error or span.error
+            sources[f"tool_calls.{len(calls)}"] = _source(span, "tool")
             calls.append(call)
-    results = {m.tool_call_id: m.content for s in llm_calls for m in _inputs(s)
+    results = {m.tool_call_id: (m.content, s) for s in llm_calls for m in _inputs(s)
                if m.role == "tool" and m.tool_call_id}
     by_id = {c.call_id: c for c in calls if c.call_id}
     matched: set[int] = set()
-    for requested in _requested_calls(llm_calls):
+    for request_span, requested in _requested_calls(llm_calls):
         match = by_id.get(requested.call_id) if requested.call_id else None
         if match is None:  # executed spans without ids: match by name, in order
             match = next((c for c in calls if c.call_id is None and c.name == requested.name
                           and id(c) not in matched), None)
+        key = f"tool_calls.{calls.index(match) if match is not None else len(calls)}"
+        sources[f"{key}.arguments"] = _source(request_span, "requested_call")
+        answered = results.get((match.call_id if match is not None else None)
+                               or requested.call_id)
+        if answered is not None and answered[0] is not None:
+            sources[f"{key}.result"] = _source(answered[1], "tool_message")
         if match is not None:  # the conversation is the record; the span fills its gaps
             matched.add(id(match))
             match.call_id = match.call_id or requested.call_id
             if requested.arguments is not None:
                 match.arguments = requested.arguments
-            if results.get(match.call_id) is not None:
-                match.result = _maybe_json(results[match.call_id])  # as the tool returned it
+            if answered is not None and answered[0] is not None:
+                match.result = _maybe_json(answered[0])  # as the tool returned it
             continue
         call = requested.model_copy()
-        call.result = results.get(call.call_id)
+        call.result = answered[0] if answered is not None else None
+        sources[key] = _source(request_span, "requested_call")
         calls.append(call)
         if call.call_id:
             by_id[call.call_id] = call
@@ -303,24 +328,44 @@ def build_turn(trace_id: bytes, spans: list[SpanFacts], completion: str) -> Assi
         entry.remove(root)
         entry.insert(0, root)
 
-    question = next((s.question for s in spans if s.question), None)
-    question = question or next((s.input_text for s in entry if s.input_text), None)
-    agent_inputs = [m for s in entry for m in _inputs(s)]
-    question = question or _last_user_text(agent_inputs)
-    query = next((s.input_text for s in spans if s.role == "retrieval" and s.input_text), None)
+    sources: dict[str, list[str]] = {}  # field -> _source(...): what `turns --explain` shows
+    question = answer = None
+    for span in spans:
+        if span.question:
+            question, sources["question"] = span.question, _source(span, "question")
+            break
+    for span in entry if question is None else ():
+        if span.input_text:
+            question, sources["question"] = span.input_text, _source(span, "input_text")
+            break
+    for span in reversed(entry) if question is None else ():  # the last user message
+        if (text := _last_user_text(_inputs(span))) is not None:
+            question, sources["question"] = text, _source(span, _messages_origin(span, False))
+            break
+    retrieval = next((s for s in spans if s.role == "retrieval" and s.input_text), None)
     if question is None and llm_calls:
         prompt = _last_user_text(_inputs(llm_calls[0]))
-        question = query if prompt and query and _quotes_documents(prompt, spans) else prompt
-    question = question or query
+        if prompt and retrieval and _quotes_documents(prompt, spans):
+            question, sources["question"] = retrieval.input_text, _source(retrieval, "input_text")
+        elif prompt:
+            question = prompt
+            sources["question"] = _source(llm_calls[0], _messages_origin(llm_calls[0], False))
+    if question is None and retrieval is not None:
+        question, sources["question"] = retrieval.input_text, _source(retrieval, "input_text")
 
-    answer = next((s.answer for s in reversed(spans) if s.answer), None)
-    answer = answer or next((s.output_text for s in entry if s.output_text), None)
-    answer = answer or next((_final_text(_outputs(s)) for s in entry if _final_text(_outputs(s))),
-                            None)
-    for span in sorted(llm_calls, key=lambda s: s.end_ns, reverse=True):
-        if answer:
+    for span in reversed(spans):
+        if span.answer:
+            answer, sources["answer"] = span.answer, _source(span, "answer")
             break
-        answer = _final_text(_outputs(span))
+    for span in entry if answer is None else ():
+        if span.output_text:
+            answer, sources["answer"] = span.output_text, _source(span, "output_text")
+            break
+    for span in [*entry, *sorted(llm_calls, key=lambda s: s.end_ns, reverse=True)]:
+        if answer is not None:
+            break
+        if (text := _final_text(_outputs(span))) is not None:
+            answer, sources["answer"] = text, _source(span, _messages_origin(span, True))
 
     documents: list[RetrievedDocument] = []
     seen: set[tuple[str | None, str | None]] = set()
@@ -329,13 +374,17 @@ def build_turn(trace_id: bytes, spans: list[SpanFacts], completion: str) -> Assi
             key = (doc.id, doc.content)
             if key not in seen:
                 seen.add(key)
+                sources[f"documents.{len(documents)}"] = _source(span, "documents")
                 documents.append(doc)
 
     starts = [s.start_ns for s in spans if s.start_ns]
     ends = [s.end_ns for s in spans if s.end_ns]
     model_span = next((s for s in sorted(llm_calls, key=lambda s: s.end_ns, reverse=True)
                        if s.model), None)
+    if model_span is not None:
+        sources["model"] = _source(model_span, "model")
     first = root or (spans[0] if spans else None)
+    tool_calls = _tool_calls(spans, llm_calls, sources)
     return AssistantTurn(
         trace_id=trace_id.hex(),
         root_span_id=root.span_id.hex() if root else None,
@@ -346,7 +395,7 @@ def build_turn(trace_id: bytes, spans: list[SpanFacts], completion: str) -> Assi
         question=question,
         documents=documents,
         answer=answer,
-        tool_calls=_tool_calls(spans, llm_calls),
+        tool_calls=tool_calls,
         model=(model_span.model if model_span else next((s.model for s in spans if s.model), None)),
         feedback=next((s.feedback for s in reversed(spans) if s.feedback), None),
         error=next((s.error for s in spans if s.error), None),
@@ -361,4 +410,5 @@ def build_turn(trace_id: bytes, spans: list[SpanFacts], completion: str) -> Assi
         span_count=len(spans),
         conventions=sorted(set().union(*(s.conventions for s in spans)) if spans else []),
         completion=completion,  # type: ignore[arg-type]
+        sources=sources,
     )

@@ -3,6 +3,7 @@
     assistant-monitor run [--config FILE] [--demo]
     assistant-monitor check-config [--config FILE]
     assistant-monitor turns [--admin http://127.0.0.1:9464] [--limit 10] [--json]
+        [--explain TRACE_ID]
     assistant-monitor replay FILE [--config FILE]
     assistant-monitor verdicts list [--route R] [--metric M [--below X]] [--state S] [--limit N]
     assistant-monitor verdicts show TRACE_ID [--json]
@@ -166,7 +167,8 @@ def _short(text: Any, width: int) -> str:
 
 
 def cmd_turns(args: argparse.Namespace) -> int:
-    request = urllib.request.Request(f"{args.admin.rstrip('/')}/api/turns?limit={args.limit}")
+    limit = 1_000_000 if args.explain else args.limit  # every recent turn: find the one asked
+    request = urllib.request.Request(f"{args.admin.rstrip('/')}/api/turns?limit={limit}")
     token = os.environ.get("ASSISTANT_MONITOR_RECEIVERS__BEARER_TOKEN")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
@@ -176,6 +178,15 @@ def cmd_turns(args: argparse.Namespace) -> int:
     except (urllib.error.URLError, OSError) as exc:
         print(f"assistant-monitor: cannot reach {args.admin}: {exc}", file=sys.stderr)
         return 1
+    if args.explain:
+        from monitor.explain import explain
+        turn = next((t for t in turns if t["trace_id"] == args.explain.lower()), None)
+        if turn is None:
+            print(f"assistant-monitor: no recent turn has trace id {args.explain}",
+                  file=sys.stderr)
+            return 1
+        print("\n".join(explain(turn)))
+        return 0
     if args.json:
         print(json.dumps(turns, indent=2))
         return 0
@@ -462,6 +473,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the sidecar's admin endpoint URL (default http://127.0.0.1:9464)")
     turns.add_argument("--limit", type=int, default=10, help="how many turns (default 10)")
     turns.add_argument("--json", action="store_true", help="print the full turns as JSON")
+    turns.add_argument("--explain", metavar="TRACE_ID",
+                       help="for one recent turn: the span and attribute each field came from, "
+                            "and the conventions seen")
     turns.set_defaults(func=cmd_turns)
     replay = sub.add_parser("replay", help="judge recorded OTLP (JSON lines or length-prefixed "
                                            "protobuf, as the Collector's file exporter writes)")

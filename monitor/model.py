@@ -59,6 +59,9 @@ class AssistantTurn(BaseModel):
     span_count: int = 0
     conventions: list[str] = Field(default_factory=list)  # which conventions the spans used
     completion: Literal["root_ended", "decision_wait", "evicted", "shutdown"] = "root_ended"
+    # field ("question", "documents.0", "tool_calls.1.arguments") -> [span id, span name, the
+    # span's fact it came from, the span's conventions]: what `turns --explain` shows
+    sources: dict[str, list[str]] = Field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -89,7 +89,31 @@ class ScriptedOpenAIServer:
                 "total_tokens": reply.prompt_tokens + reply.completion_tokens,
             },
         }
+        if body.get("stream"):
+            return await self._stream(request, completion)
         return web.json_response(completion, headers=reply.headers)
+
+    async def _stream(self, request: web.Request, completion: dict[str, Any]) -> web.StreamResponse:
+        """The same completion as server-sent chunks: the text word by word, then the finish."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        choice = completion["choices"][0]
+        words = (choice["message"]["content"] or "").split(" ")
+        deltas = [{"role": "assistant", "content": ""}] + [
+            {"content": word if i == 0 else " " + word} for i, word in enumerate(words)]
+        base = {k: completion[k] for k in ("id", "created", "model")}
+        chunks = [{**base, "object": "chat.completion.chunk",
+                   "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+        chunks.append({**base, "object": "chat.completion.chunk", "choices": [
+            {"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})
+        if (self.requests[-1].get("stream_options") or {}).get("include_usage"):
+            chunks.append({**base, "object": "chat.completion.chunk", "choices": [],
+                           "usage": completion["usage"]})
+        for chunk in chunks:
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
 
     async def _start(self) -> None:
         app = web.Application()

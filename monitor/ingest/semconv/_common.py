@@ -170,3 +170,34 @@ def _first(facts: SpanFacts, name: str, value: Any) -> None:
 def _role(facts: SpanFacts, role: SpanRole) -> None:
     if facts.role == "other":
         facts.role = role
+
+
+def metadata_id(metadata: Any) -> str | None:
+    """The id frameworks (LangChain's retrievers, vector stores) keep in a document's metadata."""
+    if isinstance(metadata, dict):
+        value = next((metadata[k] for k in ("id", "doc_id", "document_id")
+                      if isinstance(metadata.get(k), (str, int))), None)
+        return None if value is None else str(value)
+    return None
+
+
+def tool_message(value: Any) -> tuple[Any, str | None] | None:
+    """A tool's output logged as the LangChain ToolMessage it became, in either serialised form
+    ({"type": "tool", "data": {...}} or {"lc": 1, "id": [..., "ToolMessage"], "kwargs": {...}}):
+    its content, and the error when its status says the tool failed. A failure the tool handled
+    leaves the span's own status OK, so this is the only sign of it. None: not a tool message."""
+    if not isinstance(value, dict):
+        return None
+    if set(value) <= {"output", "kwargs"} and "output" in value:  # a LangChain callback's payload
+        value = value["output"]
+        if not isinstance(value, dict):
+            return None
+    if value.get("type") == "tool" and isinstance(value.get("data"), dict):
+        body = value["data"]
+    elif (value.get("lc") == 1 and isinstance(value.get("id"), list) and value["id"]
+          and value["id"][-1] == "ToolMessage" and isinstance(value.get("kwargs"), dict)):
+        body = value["kwargs"]
+    else:
+        return None
+    content = body.get("content")
+    return content, (str(content or "tool error") if body.get("status") == "error" else None)

@@ -18,6 +18,7 @@ from monitor.ingest.semconv._common import (
     _role,
     _str,
     _text,
+    tool_message,
 )
 from monitor.model import Message, RetrievedDocument, SpanFacts, SpanRole, ToolCall
 
@@ -130,10 +131,13 @@ def map_genai(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
         _first(facts, "input_text", _text(attrs.get(A.GEN_AI_RETRIEVAL_QUERY_TEXT)))
     if tool_name is not None:
         _role(facts, "tool")
+        result = _maybe_json(attrs.get(A.GEN_AI_TOOL_CALL_RESULT), issues)
+        message = tool_message(result)  # a framework's serialised tool message: its content
         _first(facts, "tool", ToolCall(
             name=str(tool_name),
             arguments=_maybe_json(attrs.get(A.GEN_AI_TOOL_CALL_ARGUMENTS), issues),
-            result=_maybe_json(attrs.get(A.GEN_AI_TOOL_CALL_RESULT), issues),
+            result=message[0] if message else result,
+            error=message[1] if message else None,
             call_id=_str(attrs.get(A.GEN_AI_TOOL_CALL_ID), issues, "tool_call_id"),
         ))
     return True

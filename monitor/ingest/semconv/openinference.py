@@ -14,6 +14,8 @@ from monitor.ingest.semconv._common import (
     _role,
     _str,
     _text,
+    metadata_id,
+    tool_message,
 )
 from monitor.model import Message, RetrievedDocument, SpanFacts, SpanRole, ToolCall
 
@@ -59,11 +61,8 @@ def _document_id(document: Attrs) -> str | None:
     """`document.id`; else the id LangChain's retrievers keep in the document's metadata."""
     value = document.get("document.id")
     if value is None:
-        metadata = _maybe_json(document.get("document.metadata"))
-        if isinstance(metadata, dict):
-            value = next((metadata[k] for k in ("id", "doc_id", "document_id")
-                          if isinstance(metadata.get(k), (str, int))), None)
-    return None if value is None else str(value)
+        return metadata_id(_maybe_json(document.get("document.metadata")))
+    return str(value)
 
 
 def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> bool:
@@ -89,9 +88,10 @@ def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> b
         name = attrs.get("tool.name") or attrs.get("tool_call.function.name")
         if name:
             arguments = attrs.get("tool_call.function.arguments", input_value)
+            result = _maybe_json(output_value, issues)
             _first(facts, "tool", ToolCall(
-                name=str(name), arguments=_maybe_json(arguments, issues),
-                result=_maybe_json(output_value, issues),
+                name=str(name), arguments=_maybe_json(arguments, issues), result=result,
+                error=(tool_message(result) or (None, None))[1],
                 call_id=_str(attrs.get("tool_call.id"), issues, "tool_call_id")))
         else:
             issues["tool_without_name"] += 1

@@ -18,6 +18,8 @@ from monitor.ingest.semconv._common import (
     _role,
     _str,
     _text,
+    metadata_id,
+    tool_message,
 )
 from monitor.model import Message, RetrievedDocument, SpanFacts, SpanRole, ToolCall
 
@@ -47,9 +49,21 @@ def _ll_messages(attrs: Attrs, prefix: str, issues: Counter[str]) -> list[Messag
     return messages
 
 
+# LangChain callbacks' payloads, as OpenLLMetry's LangChain instrumentation logs them:
+# {"inputs" | "outputs" | "query" | "input_str" | "output": ..., "tags", "metadata", "kwargs"}
+_LANGCHAIN_PAYLOAD = {"inputs", "outputs", "query", "input_str", "output", "tags", "metadata",
+                      "kwargs"}
+
+
 def _entity_payload(raw: Any, issues: Counter[str]) -> Any:
-    """traceloop.entity.input/output: JSON, often {"args": [...], "kwargs": {...}}."""
+    """traceloop.entity.input/output: JSON, often {"args": [...], "kwargs": {...}}, or a LangChain
+    callback's payload (its value: the chain's inputs, the retriever's query, the tool's)."""
     data = _json(raw, issues, "malformed_entity")
+    if isinstance(data, Mapping) and "kwargs" in data and set(data) <= _LANGCHAIN_PAYLOAD:
+        key = next((k for k in ("inputs", "query", "outputs", "output", "input_str")
+                    if k in data), None)
+        if key is not None:
+            return data[key]
     if isinstance(data, Mapping) and set(data) <= {"args", "kwargs"}:
         args, kwargs = data.get("args") or [], data.get("kwargs") or {}
         if not isinstance(args, list) or not isinstance(kwargs, Mapping):
@@ -90,9 +104,22 @@ def map_openllmetry(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> boo
         _role(facts, role)
         entity_input = _entity_payload(attrs.get("traceloop.entity.input"), issues)
         entity_output = _entity_payload(attrs.get("traceloop.entity.output"), issues)
+        documents = (entity_output.get("documents") if isinstance(entity_output, Mapping)
+                     else None)
         if role == "tool":
+            message = tool_message(entity_output)
+            call_id = _str(attrs.get("gen_ai.tool.call.id"), issues, "tool_call_id")
             _first(facts, "tool", ToolCall(name=str(attrs.get("traceloop.entity.name", "tool")),
-                                           arguments=entity_input, result=entity_output))
+                                           arguments=entity_input, call_id=call_id,
+                                           result=message[0] if message else entity_output,
+                                           error=message[1] if message else None))
+        elif isinstance(documents, list):  # a LangChain retriever: Document objects
+            facts.role = "retrieval"
+            facts.documents = facts.documents or [
+                RetrievedDocument(id=metadata_id(d.get("metadata")),
+                                  content=_text(d.get("page_content")))
+                for d in documents if isinstance(d, Mapping)]
+            _first(facts, "input_text", entity_input if isinstance(entity_input, str) else None)
         elif isinstance(entity_input, str) or isinstance(entity_output, str):
             _first(facts, "input_text", entity_input if isinstance(entity_input, str) else None)
             _first(facts, "output_text", entity_output if isinstance(entity_output, str) else None)

@@ -1,0 +1,382 @@
+"""Capture the trace corpus: real instrumentors around a small support app, run against the
+scripted OpenAI-compatible server, each export written as OTLP protobuf-JSON beside the turn it
+must give.
+
+    python -m tests.corpus.capture                      # every instrumentor, into the fixtures
+    python -m tests.corpus.capture --only openai-v2 --out /tmp/corpus
+
+Each instrumentor runs in its own process (instrumentors patch the `openai` client for good).
+Files: <out>/<instrumentor>/<scenario>.json (the ExportTraceServiceRequest, and for the official
+instrumentation's log events the ExportLogsServiceRequest, ids in hex as OTLP/JSON has them) and
+<scenario>.expected.json (what the app did: question, documents, answer, tool calls). Trace and
+span ids come from a counter, so they are the same on every capture; timestamps are not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "otlp"
+
+# instrumentor -> the distributions whose versions shape its output
+INSTRUMENTORS = {
+    "openai-v2": ["opentelemetry-instrumentation-openai-v2", "openai"],
+    "openinference-openai": ["openinference-instrumentation-openai", "openai"],
+    "openllmetry-openai": ["opentelemetry-instrumentation-openai", "openai"],
+    "openinference-langchain": ["openinference-instrumentation-langchain", "langchain-core",
+                                "langchain-openai", "openai"],
+    "openllmetry-langchain": ["opentelemetry-instrumentation-langchain", "langchain-core",
+                              "langchain-openai", "openai"],
+}
+FRAMEWORKS = {"openinference-langchain", "openllmetry-langchain"}  # write retriever spans
+
+REFUND_DOCS = [("kb-refunds", "Refunds are accepted within 30 days of purchase."),
+               ("kb-shipping", "Express shipping takes 1 day.")]
+
+
+@dataclass
+class Scenario:
+    question: str
+    answer: str
+    documents: list[tuple[str, str]] = field(default_factory=list)
+    docs_in_prompt: bool = False
+    history: list[tuple[str, str]] = field(default_factory=list)  # earlier (question, answer)
+    tool_calls: list[tuple[str, dict[str, Any], str, bool]] = field(default_factory=list)
+    stream: bool = False
+    framework_only: bool = False  # a retriever span: only a framework writes one
+
+
+SCENARIOS = {
+    "rag_docs_in_prompt": Scenario("How long is the refund window?",
+                                   "The refund window is 30 days.", REFUND_DOCS,
+                                   docs_in_prompt=True),
+    "rag_retriever": Scenario("How long is the refund window?", "The refund window is 30 days.",
+                              REFUND_DOCS, framework_only=True),
+    "tool_agent": Scenario(
+        "Can I still return order A-1001?", "Yes: it was bought 10 days ago, within 30 days.",
+        tool_calls=[("lookup_policy", {"topic": "refunds"}, "Refunds: 30 days.", False),
+                    ("lookup_order", {"order_id": "A-1001"}, "Bought 10 days ago.", False)]),
+    "refusal": Scenario("What is the CEO's home address?", "I'm sorry, I can't help with that."),
+    "streaming": Scenario("How fast is express shipping?", "Express shipping takes 1 day.",
+                          REFUND_DOCS[1:], stream=True),
+    "conversation": Scenario("And how fast is express shipping?", "It takes 1 day.",
+                             history=[("How long is the refund window?", "30 days.")]),
+    "failed_tool": Scenario(
+        "Where is order A-404?", "I could not find order A-404.",
+        tool_calls=[("lookup_order", {"order_id": "A-404"}, "order A-404 not found", True)]),
+}
+
+
+def expected_turn(scenario: Scenario) -> dict[str, Any]:
+    return {
+        "question": scenario.question,
+        "documents": [{"id": i, "content": c} for i, c in scenario.documents],
+        "answer": scenario.answer,
+        "tool_calls": [{"name": n, "call_id": f"call_{k}", "arguments": a,
+                        "result": r, "failed": failed}  # a failure's result: its message
+                       for k, (n, a, r, failed) in enumerate(scenario.tool_calls)],
+    }
+
+
+def script_for(scenario: Scenario):  # the model: ask for the tools first, then answer
+    from tests.fakes.openai_server import Reply
+
+    def reply(request: dict[str, Any]) -> Reply:
+        if scenario.tool_calls and request["messages"][-1]["role"] != "tool":
+            return Reply(tool_calls=[{"name": n, "arguments": a}
+                                     for n, a, _, _ in scenario.tool_calls],
+                         prompt_tokens=100, completion_tokens=12)
+        return Reply(content=scenario.answer, prompt_tokens=120, completion_tokens=9)
+    return reply
+
+
+def prompt(scenario: Scenario) -> list[tuple[str, str]]:
+    """(role, content) messages the app sends first."""
+    if scenario.docs_in_prompt:
+        listing = "\n".join(f"[{i}] {c}" for i, c in scenario.documents)
+        system = "You are a support assistant."
+        user = ("Answer the question using only these documents.\n"
+                f"Documents:\n{listing}\nQuestion: {scenario.question}")
+    else:
+        context = "\n".join(c for _, c in scenario.documents)
+        system = f"Answer from this context:\n{context}" if context else "You are a support bot."
+        user = scenario.question
+    history = [m for q, a in scenario.history for m in (("user", q), ("assistant", a))]
+    return [("system", system), *history, ("user", user)]
+
+
+TOOLS = [{"type": "function", "function": {
+    "name": name, "description": f"{name} by {key}",
+    "parameters": {"type": "object", "properties": {key: {"type": "string"}}}}}
+    for name, key in (("lookup_policy", "topic"), ("lookup_order", "order_id"))]
+
+
+# ---- the app under a direct `openai` instrumentor: wrapper spans as each ecosystem writes them
+
+
+def _app_spans(flavour: str) -> dict[str, Any]:
+    """Root, retrieval and tool span attributes, as the app's own code or framework writes them
+    in each ecosystem (the instrumentor only covers the `openai` calls)."""
+    if flavour == "openinference-openai":
+        return {
+            "root": lambda q: {"openinference.span.kind": "CHAIN", "input.value": q},
+            "retrieval": lambda q, docs: {
+                "openinference.span.kind": "RETRIEVER", "input.value": q,
+                **{f"retrieval.documents.{i}.document.{k}": v for i, (d, c) in enumerate(docs)
+                   for k, v in (("id", d), ("content", c))}},
+            "tool": lambda n, a, r: {"openinference.span.kind": "TOOL", "tool.name": n,
+                                     "input.value": json.dumps(a), "output.value": r},
+            "root_end": lambda answer: {"output.value": answer},
+        }
+    if flavour == "openai-v2":
+        return {
+            "root": lambda q: {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "s"},
+            "retrieval": lambda q, docs: {
+                "gen_ai.operation.name": "retrieval", "gen_ai.retrieval.query.text": q,
+                "gen_ai.retrieval.documents": json.dumps(
+                    [{"id": d, "content": c} for d, c in docs])},
+            "tool": lambda n, a, r: {"gen_ai.operation.name": "execute_tool",
+                                     "gen_ai.tool.name": n,
+                                     "gen_ai.tool.call.arguments": json.dumps(a),
+                                     "gen_ai.tool.call.result": r},
+            "root_end": lambda answer: {},
+        }
+    return {  # OpenLLMetry: Traceloop decorators; vector-DB results as span events
+        "root": lambda q: {"traceloop.span.kind": "workflow", "traceloop.entity.name": "support",
+                           "traceloop.entity.input": json.dumps({"args": [q], "kwargs": {}})},
+        "retrieval": lambda q, docs: {"db.system": "chroma", "db.operation": "query"},
+        "tool": lambda n, a, r: {"traceloop.span.kind": "tool", "traceloop.entity.name": n,
+                                 "traceloop.entity.input": json.dumps({"args": [], "kwargs": a}),
+                                 "traceloop.entity.output": json.dumps(r)},
+        "root_end": lambda answer: {"traceloop.entity.output": json.dumps(answer)},
+    }
+
+
+def run_direct(flavour: str, scenario: Scenario, base_url: str, tracer: Any) -> None:
+    import openai
+    from opentelemetry.trace import Status, StatusCode
+
+    client = openai.OpenAI(base_url=base_url, api_key="unused")
+    spans = _app_spans(flavour)
+    with tracer.start_as_current_span("support.turn", attributes=spans["root"](
+            scenario.question)) as root:
+        if scenario.documents:
+            with tracer.start_as_current_span("retrieve", attributes=spans["retrieval"](
+                    scenario.question, scenario.documents)) as span:
+                if flavour == "openllmetry-openai":
+                    for doc_id, content in scenario.documents:
+                        span.add_event("db.query.result", {"db.query.result.id": doc_id,
+                                                           "db.query.result.document": content})
+        messages: list[dict[str, Any]] = [{"role": r, "content": c} for r, c in prompt(scenario)]
+        tools = {"tools": TOOLS} if scenario.tool_calls else {}
+        if scenario.stream:
+            chunks = client.chat.completions.create(
+                model="m1", messages=messages, stream=True,
+                stream_options={"include_usage": True})
+            answer = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        else:
+            reply = client.chat.completions.create(model="m1", messages=messages, **tools)
+            calls = reply.choices[0].message.tool_calls or []
+            if calls:
+                messages.append(reply.choices[0].message.model_dump(exclude_none=True))
+                for call, (name, args, result, failed) in zip(calls, scenario.tool_calls,
+                                                                strict=True):
+                    with tracer.start_as_current_span(f"execute_tool {name}", attributes=spans[
+                            "tool"](name, args, None if failed else result)) as tool_span:
+                        if failed:
+                            tool_span.set_status(Status(StatusCode.ERROR, result))
+                    messages.append({"role": "tool", "tool_call_id": call.id,
+                                     "content": result})  # a failure: its message
+                reply = client.chat.completions.create(model="m1", messages=messages, **tools)
+            answer = reply.choices[0].message.content
+        for key, value in spans["root_end"](answer).items():
+            root.set_attribute(key, value)
+
+
+# ---- the app in LangChain
+
+
+def run_langchain(scenario: Scenario, base_url: str) -> None:
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.tools import StructuredTool, ToolException
+    from langchain_openai import ChatOpenAI
+
+    class KbRetriever(BaseRetriever):  # vector stores keep a document's id in its metadata
+        def _get_relevant_documents(self, query: str, *,
+                                    run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+            return [Document(page_content=c, metadata={"id": i, "source": "kb"})
+                    for i, c in scenario.documents]
+
+    def make_tool(name: str, key: str) -> StructuredTool:
+        outcomes = {json.dumps(a): (r, failed) for n, a, r, failed in scenario.tool_calls
+                    if n == name}
+
+        def run(**kwargs: str) -> str:
+            result, failed = outcomes[json.dumps(kwargs)]
+            if failed:
+                raise ToolException(result)
+            return result
+        from pydantic import create_model
+        schema = create_model(f"{name}_args", **{key: (str, ...)})
+        return StructuredTool.from_function(run, name=name, description=f"{name} by {key}",
+                                            args_schema=schema, handle_tool_error=True)
+
+    tools = {n: make_tool(n, k) for n, k in (("lookup_policy", "topic"),
+                                             ("lookup_order", "order_id"))}
+    llm = ChatOpenAI(model="m1", base_url=base_url, api_key="unused",
+                     stream_usage=scenario.stream)
+    model = llm.bind_tools(list(tools.values())) if scenario.tool_calls else llm
+
+    def support_turn(question: str) -> str:
+        if scenario.framework_only or scenario.documents:
+            KbRetriever().invoke(question)
+        kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
+        messages: list[Any] = [kinds[r](c) for r, c in prompt(scenario)]
+        if scenario.stream:
+            return "".join(chunk.content for chunk in model.stream(messages))
+        first = model.invoke(messages)
+        if not first.tool_calls:
+            return first.content
+        messages.append(first)
+        for call in first.tool_calls:
+            messages.append(tools[call["name"]].invoke(call))  # a ToolMessage with the call id
+        return model.invoke(messages).content
+
+    RunnableLambda(support_turn).with_config(run_name="support_turn").invoke(scenario.question)
+
+
+# ---- capture: one process per instrumentor
+
+
+def _hex_ids(data: Any) -> None:
+    """protobuf's JSON writes ids in base64; OTLP/JSON has them in hex."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key in ("traceId", "spanId", "parentSpanId") and isinstance(value, str):
+                data[key] = base64.b64decode(value).hex()
+            else:
+                _hex_ids(value)
+    elif isinstance(data, list):
+        for item in data:
+            _hex_ids(item)
+
+
+def capture_one(instrumentor: str, out: Path) -> None:
+    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+    os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
+    os.environ["TRACELOOP_TELEMETRY"] = "false"
+    from google.protobuf import json_format
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
+
+    from tests.fakes.openai_server import ScriptedOpenAIServer
+    try:
+        from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter as LogMemory
+    except ImportError:
+        from opentelemetry.sdk._logs.export import InMemoryLogExporter as LogMemory
+
+    class CountingIds(IdGenerator):  # the same ids on every capture
+        def __init__(self) -> None:
+            self.trace, self.span = 0, 0
+
+        def generate_trace_id(self) -> int:
+            self.trace += 1
+            return 0xC0 << 120 | self.trace
+
+        def generate_span_id(self) -> int:
+            self.span += 1
+            return 0xC0 << 56 | self.span
+
+    resource = Resource.create({"service.name": f"support-{instrumentor}"})
+    spans, logs = InMemorySpanExporter(), LogMemory()
+    tracer_provider = TracerProvider(resource=resource, id_generator=CountingIds())
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    logger_provider = LoggerProvider(resource=resource)
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    if instrumentor == "openai-v2":
+        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider,
+                                        logger_provider=logger_provider)
+    elif instrumentor == "openinference-openai":
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    elif instrumentor == "openllmetry-openai":
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+        OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    elif instrumentor == "openinference-langchain":
+        from openinference.instrumentation.langchain import LangChainInstrumentor
+        LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
+    else:
+        from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+        LangchainInstrumentor().instrument(tracer_provider=tracer_provider)
+    tracer = tracer_provider.get_tracer("support-app")
+
+    (out / instrumentor).mkdir(parents=True, exist_ok=True)
+    for name, scenario in SCENARIOS.items():
+        if scenario.framework_only and instrumentor not in FRAMEWORKS:
+            continue
+        with ScriptedOpenAIServer(script_for(scenario)) as llm:
+            if instrumentor in FRAMEWORKS:
+                run_langchain(scenario, llm.base_url)
+            else:
+                run_direct(instrumentor, scenario, llm.base_url, tracer)
+        export: dict[str, Any] = {
+            "traces": json_format.MessageToDict(encode_spans(spans.get_finished_spans()))}
+        if records := logs.get_finished_logs():
+            export["logs"] = json_format.MessageToDict(encode_logs(records))
+        _hex_ids(export)
+        spans.clear()
+        logs.clear()
+        base = out / instrumentor / name
+        base.with_suffix(".json").write_text(json.dumps(export, indent=1) + "\n")
+        Path(f"{base}.expected.json").write_text(
+            json.dumps(expected_turn(scenario), indent=1) + "\n")
+
+
+def versions(instrumentor: str) -> dict[str, str]:
+    return {dist: metadata.version(dist) for dist in INSTRUMENTORS[instrumentor]}
+
+
+def capture(instrumentors: list[str], out: Path) -> None:
+    for name in instrumentors:
+        done = subprocess.run([sys.executable, "-m", "tests.corpus.capture", "--one", name,
+                               "--out", str(out)], capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            raise RuntimeError(f"capture under {name} failed:\n{done.stderr[-3000:]}")
+        (out / name / "versions.json").write_text(json.dumps(versions(name), indent=1) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", choices=sorted(INSTRUMENTORS))
+    parser.add_argument("--out", type=Path, default=FIXTURES)
+    parser.add_argument("--one", choices=sorted(INSTRUMENTORS), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        capture_one(args.one, args.out)
+    else:
+        capture(args.only or sorted(INSTRUMENTORS), args.out)
+
+
+if __name__ == "__main__":
+    main()

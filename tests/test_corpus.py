@@ -1,0 +1,107 @@
+"""The trace corpus: real instrumentors' exports give the turn the app actually had, field by field.
+
+tests/fixtures/otlp/<instrumentor>/<scenario>.json was captured by tests/corpus/capture.py (its
+docstring says how); beside it, <scenario>.expected.json holds what the app did. Each file goes
+through the sidecar's own decode, map and assemble path. A fresh capture under the installed
+versions must give the same turns as the stored files: a version bump that changes an
+instrumentor's output fails here instead of drifting silently.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from monitor.assemble import TurnAssembler
+from monitor.config import AssemblySettings
+from monitor.emit.metrics import Metrics
+from monitor.ingest.otlp import OtlpDecoder
+from monitor.model import AssistantTurn
+from tests.corpus import capture
+
+CORPUS = sorted(capture.FIXTURES.glob("*/*.expected.json"))
+
+
+def turn_from(export_file: Path) -> AssistantTurn:
+    export = json.loads(export_file.read_text())
+    decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16)
+    assembler = TurnAssembler(AssemblySettings(root_grace_s=0), Metrics())
+    facts = []
+    if "logs" in export:  # the official instrumentation's message events
+        facts += decoder.logs(decoder.parse_logs(json.dumps(export["logs"]).encode(),
+                                                 "json")).facts
+    facts += decoder.traces(decoder.parse_traces(json.dumps(export["traces"]).encode(),
+                                                 "json")).facts
+    turns = assembler.add(facts) + assembler.expire()
+    assert len(turns) == 1, [t.trace_id for t in turns]
+    return turns[0]
+
+
+def fields(turn: AssistantTurn) -> dict[str, Any]:
+    """The turn as the expected files write it."""
+    return {
+        "question": turn.question,
+        "documents": [{"id": d.id, "content": d.content} for d in turn.documents],
+        "answer": turn.answer,
+        "tool_calls": [{"name": c.name, "call_id": c.call_id, "arguments": c.arguments,
+                        "result": c.result, "failed": c.error is not None}
+                       for c in turn.tool_calls],
+    }
+
+
+def test_the_corpus_covers_every_instrumentor_and_scenario() -> None:
+    seen = {(p.parent.name, p.name.removesuffix(".expected.json")) for p in CORPUS}
+    for instrumentor in capture.INSTRUMENTORS:
+        for name, scenario in capture.SCENARIOS.items():
+            if scenario.framework_only and instrumentor not in capture.FRAMEWORKS:
+                continue
+            assert (instrumentor, name) in seen
+
+
+@pytest.mark.parametrize("expected_file", CORPUS,
+                         ids=[f"{p.parent.name}/{p.name.split('.')[0]}" for p in CORPUS])
+def test_corpus_file_gives_the_expected_turn(expected_file: Path) -> None:
+    expected = json.loads(expected_file.read_text())
+    turn = turn_from(expected_file.with_name(expected_file.name.replace(".expected", "")))
+    got = fields(turn)
+    for key in expected:  # field by field, so a failure names the field
+        assert got[key] == expected[key], key
+    assert turn.model == "m1"
+    assert turn.service == f"support-{expected_file.parent.name}"
+
+
+def test_a_fresh_capture_gives_the_stored_turns(tmp_path: Path) -> None:
+    """Every instrumentor installed here, captured now, against the stored corpus and versions."""
+    capture.capture(sorted(capture.INSTRUMENTORS), tmp_path)
+    for expected_file in CORPUS:
+        instrumentor, name = expected_file.parent.name, expected_file.name.replace(".expected", "")
+        fresh = turn_from(tmp_path / instrumentor / name)
+        stored = turn_from(expected_file.with_name(name))
+        ignore = {"start_time_unix_nano", "duration_ms"}
+        assert fresh.model_dump(exclude=ignore) == stored.model_dump(exclude=ignore), (
+            f"{instrumentor}/{name}: the installed versions "
+            f"{capture.versions(instrumentor)} give another turn than the corpus' "
+            f"{json.loads((expected_file.parent / 'versions.json').read_text())}")
+
+
+def test_the_question_of_a_prompt_built_around_documents_is_the_retrieval_query() -> None:
+    turn = turn_from(capture.FIXTURES / "openai-v2" / "rag_docs_in_prompt.json")
+    assert turn.question == capture.SCENARIOS["rag_docs_in_prompt"].question
+    assert turn.sources["question"][1:3] == ["retrieve", "input_text"]
+
+
+@pytest.mark.parametrize("instrumentor", sorted(capture.FRAMEWORKS))
+def test_langchain_document_ids_come_from_metadata(instrumentor: str) -> None:
+    turn = turn_from(capture.FIXTURES / instrumentor / "rag_retriever.json")
+    assert [d.id for d in turn.documents] == [i for i, _ in capture.REFUND_DOCS]
+
+
+@pytest.mark.parametrize("instrumentor", sorted(capture.FRAMEWORKS))
+def test_langchain_tool_arguments_come_from_the_models_request(instrumentor: str) -> None:
+    turn = turn_from(capture.FIXTURES / instrumentor / "tool_agent.json")
+    assert [c.arguments for c in turn.tool_calls] == [{"topic": "refunds"},
+                                                      {"order_id": "A-1001"}]
+    assert turn.sources["tool_calls.0.arguments"][2] == "requested_call"
