@@ -32,7 +32,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from monitor.config import AssemblySettings
@@ -318,6 +318,43 @@ def _tool_calls(spans: list[SpanFacts], llm_calls: list[SpanFacts],
     return calls
 
 
+Candidate = tuple[str | None, SpanFacts, str]  # a value, its span, which of its facts
+
+
+def _pick(field: str, candidates: Iterator[Candidate], sources: dict[str, list[str]]) -> str | None:
+    """The first candidate with a value; where it came from goes into `sources`."""
+    for value, span, origin in candidates:
+        if value:
+            sources[field] = _source(span, origin)
+            return value
+    return None
+
+
+def _question_candidates(spans: list[SpanFacts], entry: list[SpanFacts],
+                         llm_calls: list[SpanFacts]) -> Iterator[Candidate]:
+    """In the order of the rule in this module's docstring."""
+    yield from ((s.question, s, "question") for s in spans)
+    yield from ((s.input_text, s, "input_text") for s in entry)
+    yield from ((_last_user_text(_inputs(s)), s, _messages_origin(s, False))
+                for s in reversed(entry))  # the last user message the agent received
+    retrieval = next((s for s in spans if s.role == "retrieval" and s.input_text), None)
+    if llm_calls:
+        prompt = _last_user_text(_inputs(llm_calls[0]))
+        if prompt and retrieval and _quotes_documents(prompt, spans):
+            yield retrieval.input_text, retrieval, "input_text"
+        yield prompt, llm_calls[0], _messages_origin(llm_calls[0], False)
+    if retrieval is not None:
+        yield retrieval.input_text, retrieval, "input_text"
+
+
+def _answer_candidates(spans: list[SpanFacts], entry: list[SpanFacts],
+                       llm_calls: list[SpanFacts]) -> Iterator[Candidate]:
+    yield from ((s.answer, s, "answer") for s in reversed(spans))
+    yield from ((s.output_text, s, "output_text") for s in entry)
+    yield from ((_final_text(_outputs(s)), s, _messages_origin(s, True))
+                for s in [*entry, *sorted(llm_calls, key=lambda s: s.end_ns, reverse=True)])
+
+
 def build_turn(trace_id: bytes, spans: list[SpanFacts], completion: str) -> AssistantTurn:
     # Log fragments whose span never arrived still carry content: they stay, untimed, first.
     spans = _by_start(spans)
@@ -329,43 +366,8 @@ def build_turn(trace_id: bytes, spans: list[SpanFacts], completion: str) -> Assi
         entry.insert(0, root)
 
     sources: dict[str, list[str]] = {}  # field -> _source(...): what `turns --explain` shows
-    question = answer = None
-    for span in spans:
-        if span.question:
-            question, sources["question"] = span.question, _source(span, "question")
-            break
-    for span in entry if question is None else ():
-        if span.input_text:
-            question, sources["question"] = span.input_text, _source(span, "input_text")
-            break
-    for span in reversed(entry) if question is None else ():  # the last user message
-        if (text := _last_user_text(_inputs(span))) is not None:
-            question, sources["question"] = text, _source(span, _messages_origin(span, False))
-            break
-    retrieval = next((s for s in spans if s.role == "retrieval" and s.input_text), None)
-    if question is None and llm_calls:
-        prompt = _last_user_text(_inputs(llm_calls[0]))
-        if prompt and retrieval and _quotes_documents(prompt, spans):
-            question, sources["question"] = retrieval.input_text, _source(retrieval, "input_text")
-        elif prompt:
-            question = prompt
-            sources["question"] = _source(llm_calls[0], _messages_origin(llm_calls[0], False))
-    if question is None and retrieval is not None:
-        question, sources["question"] = retrieval.input_text, _source(retrieval, "input_text")
-
-    for span in reversed(spans):
-        if span.answer:
-            answer, sources["answer"] = span.answer, _source(span, "answer")
-            break
-    for span in entry if answer is None else ():
-        if span.output_text:
-            answer, sources["answer"] = span.output_text, _source(span, "output_text")
-            break
-    for span in [*entry, *sorted(llm_calls, key=lambda s: s.end_ns, reverse=True)]:
-        if answer is not None:
-            break
-        if (text := _final_text(_outputs(span))) is not None:
-            answer, sources["answer"] = text, _source(span, _messages_origin(span, True))
+    question = _pick("question", _question_candidates(spans, entry, llm_calls), sources)
+    answer = _pick("answer", _answer_candidates(spans, entry, llm_calls), sources)
 
     documents: list[RetrievedDocument] = []
     seen: set[tuple[str | None, str | None]] = set()
