@@ -64,21 +64,42 @@ def main() -> None:
     parser.add_argument("--bigbench", type=Path, required=True)
     parser.add_argument("--summaries", type=int, default=150, help="sources per dataset")
     parser.add_argument("--irrelevant", type=int, default=400, help="irrelevance items used")
+    parser.add_argument("--no-tools", action="store_true", help="summaries only")
     args = parser.parse_args()
     judge = LocalJudge(LocalJudgeSettings())
-
+    # The shipped reading (documents in windows) beside one window per document (its first
+    # `embed_chars` embedded, its words counted over the whole document: the judge before windows).
+    readings = {"windows": judge, "whole documents": LocalJudge(
+        LocalJudgeSettings(window_words=10_000, windows_read=1), embedder=judge.embedder)}
     for dataset in ("cnn_dm", "xsum"):
         rows = summaries(args.bigbench, dataset, args.summaries)
-        scores = []
-        for source, candidate, _ in rows:
-            result = judge.judge_sync(AssistantTurn(
-                trace_id="0" * 32, question="Summarise the article.", answer=candidate,
-                documents=[RetrievedDocument(content=source)]))
-            grounded = result.get("groundedness")
-            scores.append(grounded.score if grounded is not None else 1.0)
-        report(f"summary groundedness ({dataset})", np.array(scores),
-               np.array([r[2] for r in rows]), np.array([is_train(r[0]) for r in rows]))
+        for reading, reader in readings.items():
+            scores = []
+            for source, candidate, _ in rows:
+                result = reader.judge_sync(AssistantTurn(
+                    trace_id="0" * 32, question="Summarise the article.", answer=candidate,
+                    documents=[RetrievedDocument(content=source)]))
+                grounded = result.get("groundedness")
+                scores.append(grounded.score if grounded is not None else 1.0)
+            report(f"summary groundedness ({dataset}, {reading})", np.array(scores),
+                   np.array([r[2] for r in rows]), np.array([is_train(r[0]) for r in rows]))
 
+    print("latency, one core: 3 documents of about 1,300 words (8 KiB, the judge's input limit), "
+          "a 2-sentence answer, no cached embeddings")
+    for first, (reading, reader) in enumerate(readings.items()):
+        seconds = []
+        for rep in range(5 * first, 5 * first + 5):  # texts of their own: nothing cached
+            words = [f"Clause {rep}.{i} of the {('travel', 'refund', 'warranty')[i % 3]} policy "
+                     f"applies to orders placed in region {i % 11}." for i in range(3 * 110)]
+            documents = [RetrievedDocument(id=f"d{d}", content=" ".join(words[d::3]))
+                         for d in range(3)]
+            result = reader.judge_sync(AssistantTurn(
+                trace_id="0" * 32, question=f"What does clause {rep}.4 cover?", documents=documents,
+                answer=f"Clause {rep}.4 is part of the travel policy. It applies to region 4."))
+            seconds.append(result.latency_s)
+        print(f"  {reading:18} median judged turn {1000 * np.median(seconds):.0f} ms")
+    if args.no_tools:
+        return
     data = data_dir()
     relevant = load(data / "BFCL_v4_live_relevance.json")
     irrelevant = load(data / "BFCL_v4_irrelevance.json") + load(

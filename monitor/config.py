@@ -204,6 +204,10 @@ class LocalJudgeSettings(_Section):
     threads: int = Field(1, ge=1, le=64)
     # Characters of each text embedded (documents: their beginning), about one 512-token window.
     embed_chars: int = Field(2_000, ge=100)
+    # Groundedness reads documents in windows of this many words (consecutive windows overlap by
+    # a third), scoring for each claim the `windows_read` windows sharing most words with it.
+    window_words: int = Field(100, ge=10, le=10_000)  # embedded: its first embed_chars
+    windows_read: int = Field(3, ge=1, le=50)
 
     @field_validator("claim_support_model", "no_answer_model")
     @classmethod

@@ -109,6 +109,10 @@ def _documents(turn: dict[str, Any], verdicts: list[dict[str, Any]]) -> Table:
     return table
 
 
+def _short(text: str, limit: int = 240) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
 def _claims(verdict: dict[str, Any]) -> Table:
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(no_wrap=True)
@@ -121,7 +125,9 @@ def _claims(verdict: dict[str, Any]) -> Table:
                         f"{claim['similarity']})"
                         + (f" in {claim['evidence']}" if claim.get("evidence") else "")
                         + (f"; checked as “{claim['checked_as']}”" if claim.get("checked_as")
-                           else ""))
+                           else "")
+                        + (f"; deciding passage “{_short(claim['passage'])}”"
+                           if claim.get("passage") else ""))
         else:
             evidence = "greeting, hedge or offer: not checked"
         table.add_row(_cell(claim["label"], None),

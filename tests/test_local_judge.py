@@ -3,10 +3,12 @@ data come from bench/calibrate_local.py; the no-answer detector: tests/test_no_a
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from monitor.config import LocalJudgeSettings
-from monitor.judges.local import LocalJudge
+from monitor.judges.local import LocalJudge, windows
 from monitor.judges.text import is_generic, split_claims
 from monitor.model import AssistantTurn, RetrievedDocument
 
@@ -101,3 +103,37 @@ def test_initials_and_abbreviations_do_not_end_a_claim() -> None:
                         "Gate No. 5 opens at 9 a.m. daily.") == [
         "Grace B. Hopper wrote it in 1952.", "Dr. Smith agreed, e.g. in print.",
         "Gate No. 5 opens at 9 a.m. daily."]
+
+
+def test_windows_cover_the_text_and_overlap() -> None:
+    text = " ".join(f"w{i}" for i in range(250))
+    spans = windows(text, 100)
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        assert start < end  # consecutive windows overlap: a sentence on the seam is read whole
+    assert all(len(text[a:b].split()) == 100 for a, b in spans)
+    assert windows("Refunds within 30 days.", 100) == [(0, 23)]
+
+
+def _manual(fact: str, at_word: int, words: int = 5_000) -> str:
+    filler = [f"Section {i} covers how the warehouse in district {i % 17} packs parcels."
+              for i in range(words // 12)]
+    position = at_word // 12
+    return " ".join(filler[:position] + [fact] + filler[position:])
+
+
+def test_a_long_document_is_read_whole_and_the_deciding_passage_kept(judge: LocalJudge) -> None:
+    """The supporting sentence sits 4,000 words in, far past what one embedding reads."""
+    content = _manual("Refunds are accepted within 45 days of delivery.", at_word=4_000)
+    manual = RetrievedDocument(id="manual", content=content)
+    question = "How long do I have to return an item?"
+    result = judge.judge_sync(AssistantTurn(
+        trace_id="c" * 32, question=question, documents=[manual],
+        answer="Refunds are accepted within 45 days of delivery. "
+               "Gift cards can be exchanged for cash at any branch."))
+    right, wrong = result.get("groundedness").details["claims"]
+    assert right["label"] == "inferable" and wrong["label"] == "ungrounded", (right, wrong)
+    assert "within 45 days of delivery" in right["passage"]
+    start, end = right["window"]
+    assert content[start:end] == right["passage"] and right["evidence"] == "manual"
+    assert len(right["passage"].split()) == LocalJudgeSettings().window_words

@@ -13,8 +13,13 @@ nobody mistakes them for an LLM verdict. What each one does:
   coverage: an LLM judge does that).
 - groundedness: the answer split into claims; generic claims (pleasantries) set aside; each other
   claim is `inferable` when the claim-support classifier (a logistic regression over lexical
-  support, e5 similarity, number and negation mismatch against the best document, trained on
-  VitaminC by bench/train_groundedness.py and shipped in models/) says so, else `ungrounded`.
+  support, e5 similarity, number and negation mismatch, trained on VitaminC by
+  bench/train_groundedness.py and shipped in models/) says a document window supports it, else
+  `ungrounded`. Documents are read in overlapping windows of `window_words` words, so a long
+  document is read whole (not only the part the embedder takes) and the features compare the
+  claim with a passage, not with a whole article; the `windows_read` windows sharing most words
+  with the claim are scored and the best one decides. Each claim keeps that window (document id,
+  character span, text): the rationale `verdicts show` prints.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 import time
 from pathlib import Path
 
@@ -43,6 +49,18 @@ from monitor.model import AssistantTurn, RetrievedDocument
 
 SHORT_ANSWER_WORDS = 8  # a one-claim answer this short is read as the answer to the question
 CLAIM_SUPPORT_MODEL = Path(__file__).parent / "models" / "claim_support.json"
+_WORD_SPAN = re.compile(r"\S+")
+
+
+def windows(text: str, words: int) -> list[tuple[int, int]]:
+    """Character spans of windows of `words` words, each starting two thirds of a window after
+    the last, the last one ending with the text (a short text is one window)."""
+    spans = [m.span() for m in _WORD_SPAN.finditer(text)]
+    if len(spans) <= words:
+        return [(0, len(text))]
+    stride = max(1, words * 2 // 3)
+    starts = list(range(0, len(spans) - words, stride)) + [len(spans) - words]
+    return [(spans[i][0], spans[i + words - 1][1]) for i in starts]
 
 
 class LocalJudge:
@@ -120,12 +138,15 @@ class LocalJudge:
                 details={"no_answer_probability": round(declines or 0.0, 4)}))
 
         if docs and not no_answer and turn.answer:
-            verdicts.append(self._groundedness(turn.question, turn.answer, kept, doc_vectors))
+            verdicts.append(self._groundedness(turn.question, turn.answer, kept))
         return JudgeResult(self.name, verdicts, latency_s=time.perf_counter() - start)
 
-    def _groundedness(self, question: str | None, answer: str, documents: list[RetrievedDocument],
-                      doc_vectors: np.ndarray) -> Verdict:
-        docs = [d.content or "" for d in documents]
+    def _groundedness(self, question: str | None, answer: str,
+                      documents: list[RetrievedDocument]) -> Verdict:
+        s = self.settings
+        passages = [(number, start, end) for number, d in enumerate(documents)
+                    for start, end in windows(d.content or "", s.window_words)]
+        texts = [documents[n].content[a:b] for n, a, b in passages]  # type: ignore[index]
         claims = split_claims(answer)
         contents = [strip_framing(c) for c in claims]
         # A short answer ("Ada Lovelace.", "In May.") asserts something only as the answer to the
@@ -142,17 +163,22 @@ class LocalJudge:
             if i not in checkable:
                 labelled.append({"claim": claim, "label": "generic"})
                 continue
-            similarities = doc_vectors @ vectors[checkable.index(i)]
-            evidence = int(np.argmax(similarities))
-            cosine = float(similarities[evidence])
             content = contents[i]
-            lexical = max(lexical_support(content, doc, keep_stopwords=short) for doc in docs)
-            support = self.claim_support(lexical, cosine, number_mismatch(content, docs[evidence]),
-                                         negation_mismatch(content, docs[evidence]))
+            overlap = [lexical_support(content, t, keep_stopwords=short) for t in texts]
+            read = sorted(range(len(texts)), key=lambda w: -overlap[w])[:s.windows_read]
+            cosines = self.embedder.passage([texts[w] for w in read]) @ vectors[
+                checkable.index(i)]
+            scored = [(self.claim_support(overlap[w], float(cosine),
+                                          number_mismatch(content, texts[w]),
+                                          negation_mismatch(content, texts[w])), w, float(cosine))
+                      for w, cosine in zip(read, cosines, strict=True)]
+            support, best, cosine = max(scored)
+            number, start, end = passages[best]
             verdict = {"claim": claim, "label": "inferable" if support >= 0.5 else "ungrounded",
-                       "support": round(support, 4), "lexical": round(lexical, 4),
+                       "support": round(support, 4), "lexical": round(overlap[best], 4),
                        "similarity": round(cosine, 4),
-                       "evidence": documents[evidence].id or f"document {evidence + 1}"}
+                       "evidence": documents[number].id or f"document {number + 1}",
+                       "window": [start, end], "passage": texts[best]}
             if checked_as[i] != claim:
                 verdict["checked_as"] = checked_as[i]
             labelled.append(verdict)
