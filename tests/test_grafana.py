@@ -10,11 +10,13 @@ import subprocess
 import sys
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import yaml
 
+from monitor.contract import QUALITIES
+from monitor.judges.base import Metric
 from tests.conftest import RunningSidecar
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,6 +107,27 @@ def test_every_metric_is_one_the_sidecar_exposes(sidecar: RunningSidecar) -> Non
                for name in metric_names(expr) - exposed - recorded}
     assert not unknown, sorted(unknown)
     assert len(expressions()) > 40
+
+
+def test_recording_rules_follow_the_quality_contract() -> None:
+    """Each recorded quality estimates what the contract says feeds it, with its 95% bounds."""
+    rules = {rule["record"]: " ".join(rule["expr"].split())
+             for group in yaml.safe_load((RULES / "rules.yml").read_text())["groups"]
+             for rule in group["rules"] if "record" in rule}
+    assert {q.verdict for q in QUALITIES if q.verdict} <= set(get_args(Metric))
+    recorded = [q for q in QUALITIES if q.recorded]
+    assert {q.name for q in recorded} == {"no_answer_rate", "answer_irrelevance_rate",
+                                          "groundedness", "context_relevance"}
+    for q in recorded:
+        expr = rules[q.recording]
+        if q.is_rate:
+            assert (f'assistant_weighted_verdicts_total{{metric="{q.verdict}", '
+                    f'verdict="{q.label}"}}') in expr, (q.name, expr)
+        else:
+            assert f'assistant_weighted_score_total{{metric="{q.verdict}"}}' in expr, (q.name, expr)
+        assert f'assistant_weighted_turns_total{{metric="{q.verdict}"}}' in expr, (q.name, expr)
+        for bound in ("lower95", "upper95"):
+            assert q.recording.replace("_rate1h", f"_{bound}_rate1h") in rules
 
 
 def test_prometheus_rules_check_and_unit_tests() -> None:

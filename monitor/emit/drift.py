@@ -34,21 +34,11 @@ from collections import deque
 from collections.abc import Iterable
 
 from monitor.config import DriftSettings
+from monitor.contract import QUALITY, turn_values
 from monitor.emit.intervals import WeightedSums
 from monitor.emit.metrics import LabelGuard, Metrics
 from monitor.judges.base import JudgeResult
 from monitor.model import AssistantTurn
-
-# stream -> (binary?, higher is worse?)
-STREAMS: dict[str, tuple[bool, bool]] = {
-    "no_answer_rate": (True, True),
-    "answer_irrelevance_rate": (True, True),
-    "tool_failure_rate": (True, True),
-    "groundedness": (False, False),
-    "context_relevance": (False, False),
-    "tool_use": (False, False),
-    "tool_call_reliability": (False, False),
-}
 
 
 def proportion_z(reference: Iterable[float], recent: Iterable[float]) -> float:
@@ -154,40 +144,16 @@ class DriftMonitor:
         self.detectors: dict[tuple[str, str, str], StreamDetector] = {}
         self.scored: set[tuple[str, str, str]] = set()
 
-    @staticmethod
-    def values(turn: AssistantTurn, results: list[JudgeResult]) -> dict[str, float]:
-        """The value each stream gets from one judged turn (streams that do not apply: none)."""
-        out: dict[str, float] = {}
-        if not results:
-            return out
-        result = results[0]
-        completeness = result.get("completeness")
-        if completeness is not None:
-            out["no_answer_rate"] = float(completeness.label == "no_answer")
-        relevance = result.get("answer_relevance")
-        if relevance is not None:
-            out["answer_irrelevance_rate"] = float(relevance.label == "irrelevant")
-        if turn.tool_calls:
-            out["tool_failure_rate"] = float(any(call.error for call in turn.tool_calls))
-        for metric in ("groundedness", "context_relevance", "tool_use"):
-            verdict = result.get(metric)  # type: ignore[arg-type]
-            if verdict is not None and verdict.score is not None:
-                out[metric] = verdict.score
-        reference = next((r.get("tool_calls") for r in results if r.get("tool_calls")), None)
-        if reference is not None and reference.score is not None:
-            out["tool_call_reliability"] = reference.score
-        return out
-
     def observe(self, turn: AssistantTurn, results: list[JudgeResult],
                 probability: float = 1.0) -> None:
         service, route = self.services(turn.service), self.routes(turn.route)
-        for stream, value in self.values(turn, results).items():
+        for stream, value in turn_values(turn, results).items():
             key = (stream, service, route)
             detector = self.detectors.get(key)
             if detector is None:
-                binary, higher_is_worse = STREAMS[stream]
-                detector = self.detectors[key] = StreamDetector(self.settings, binary,
-                                                                higher_is_worse)
+                quality = QUALITY[stream]
+                detector = self.detectors[key] = StreamDetector(self.settings, quality.is_rate,
+                                                                quality.higher_is_worse)
             detector.add(value, probability)
             score = detector.score()
             if score is None:
