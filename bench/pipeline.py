@@ -1,5 +1,6 @@
-"""Pipeline cost: spans/s through ingest + assembly + sampling (+ persisting what is kept), at
-100% and 10% sampling; memory with 10k turns in flight; local judge latency per turn.
+"""Pipeline cost: spans/s through the shipped pipeline (the `Sidecar`: decode, assembly,
+sampling, persisting what is kept) at 100%, 10% and 0% sampling; memory with 10k turns in
+flight; local judge latency per turn.
 
     python bench/pipeline.py [--traces 3000] [--repeat 3]
 
@@ -23,38 +24,42 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ingest import make_requests  # noqa: E402
+from ingest import free_port, make_requests  # noqa: E402
 
+from monitor.app import Sidecar  # noqa: E402
 from monitor.assemble import TurnAssembler  # noqa: E402
-from monitor.config import AssemblySettings, LocalJudgeSettings, SamplingSettings  # noqa: E402
+from monitor.config import AssemblySettings, LocalJudgeSettings, Settings  # noqa: E402
 from monitor.emit.metrics import Metrics  # noqa: E402
 from monitor.ingest.otlp import OtlpDecoder  # noqa: E402
 from monitor.model import AssistantTurn, RetrievedDocument  # noqa: E402
-from monitor.sample.stage import SamplingStage  # noqa: E402
-from monitor.store import Store  # noqa: E402
 
 
 def run_pipeline(bodies: list[bytes], rate: float, store_dir: Path) -> float:
-    """Seconds for decode + map + assemble + sample + persist the kept turns."""
-    metrics = Metrics()
-    decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16)
-    assembler = TurnAssembler(AssemblySettings(root_grace_s=0, max_traces=100_000,
-                                               max_spans=1_000_000), metrics)
-    store = Store(store_dir / f"bench-{time.monotonic_ns()}.db")
-    stage = SamplingStage(SamplingSettings(default_rate=rate, always_keep=[]), store, metrics,
-                          on_enqueued=lambda: None)
+    """Seconds for the pipeline that ships, `Sidecar` (decode, then what a receiver's request
+    goes through: consume, assembly, the turn queue, sampling, the store, the judge stage),
+    with no judge (judging is timed below) and no receiver or write-ahead log (bench/ingest.py
+    times those, over loopback)."""
+    settings = Settings(
+        receivers={"grpc": {"enabled": False}, "http": {"enabled": False}},
+        admin={"endpoint": f"127.0.0.1:{free_port()}"},
+        assembly={"root_grace_s": 0, "max_traces": 100_000, "max_spans": 1_000_000},
+        sampling={"default_rate": rate, "always_keep": []},
+        store={"path": store_dir / f"bench-{time.monotonic_ns()}.db"}, drift={"enabled": False})
 
-    async def go() -> None:
-        for body in bodies:
-            assembler.add(decoder.traces(decoder.parse_traces(body, "proto")).facts)
-            for turn in assembler.expire():
-                await stage.consume(turn)
+    async def go() -> float:
+        sidecar = Sidecar(settings, judges=[])
+        await sidecar.start()
+        try:
+            start = time.perf_counter()
+            for body in bodies:
+                sidecar.consume(sidecar.decoder.decode("traces", body, "proto"), "bench", "traces")
+                await asyncio.sleep(0)  # the turn pump runs between requests, as it does live
+            await sidecar.settle()
+            return time.perf_counter() - start
+        finally:
+            await sidecar.stop()
 
-    start = time.perf_counter()
-    asyncio.run(go())
-    elapsed = time.perf_counter() - start
-    store.close()
-    return elapsed
+    return asyncio.run(go())
 
 
 def memory_in_flight(turns: int) -> tuple[float, float]:

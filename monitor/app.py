@@ -38,6 +38,7 @@ from monitor.ingest.kafka_source import KafkaSource
 from monitor.ingest.otlp import Batch, Format, OtlpDecoder
 from monitor.ingest.wal import WriteAheadLog
 from monitor.judges.base import Judge, JudgeResult
+from monitor.judges.factory import build_judges
 from monitor.judges.stage import JudgeStage
 from monitor.model import AssistantTurn, TurnConsumer
 from monitor.sample.stage import SamplingStage
@@ -48,44 +49,6 @@ log = logging.getLogger(__name__)
 TICK_S = 0.1  # how often due turns are completed
 RETENTION_EVERY_S = 3600.0
 RESTART_PAUSE_S = (1.0, 30.0)  # a failed background task restarts after 1 s, doubling to 30 s
-
-
-def build_judge(settings: Settings, metrics: Metrics) -> Judge:
-    """The configured LLM endpoints (several: a panel), else the offline local judge."""
-    llm = settings.judging.llm
-    if not llm.endpoints:
-        from monitor.judges.local import LocalJudge  # loads the embedding model
-
-        return LocalJudge(settings.judging.local)
-    from monitor.judges.llm import LLMJudge
-    from monitor.judges.panel import PanelJudge
-
-    evaluators = None
-    if llm.fusion:
-        from monitor.judges.local import LocalJudge
-
-        evaluators = LocalJudge(settings.judging.local)
-    judges: list[Judge] = [LLMJudge(endpoint, llm, metrics, evaluators)
-                           for endpoint in llm.endpoints]
-    return judges[0] if len(judges) == 1 else PanelJudge(judges, llm.aggregate)
-
-
-def build_judges(settings: Settings, metrics: Metrics) -> list[Judge]:
-    """The quality judge, and the reference-based tool-call judge (no verdict for turns
-    without expected calls)."""
-    from monitor.judges.tool_match import MatchOptions, ReferenceToolJudge, load_golden
-
-    tools = settings.judging.tool_calls
-    golden = load_golden(tools.golden_file) if tools.golden_file else None
-    options = MatchOptions(ignored=set(tools.ignored_functions),
-                           semantic_threshold=tools.semantic_threshold)
-    judge = build_judge(settings, metrics)
-    if tools.semantic_threshold is not None:
-        from monitor.judges.embeddings import Embedder
-
-        embedder = getattr(judge, "embedder", None) or Embedder()
-        options.similarity = lambda a, b: float(embedder.passage([a])[0] @ embedder.passage([b])[0])
-    return [judge, ReferenceToolJudge(options, golden)]
 
 
 class Sidecar:

@@ -49,6 +49,7 @@ from monitor.agreement import (
 from monitor.emit.intervals import wilson
 from monitor.evaluate import Case, svg_bars
 from monitor.judges.base import Judge, JudgeResult, close_judges
+from monitor.judges.factory import judge_variants
 from monitor.judges.fusion import EVALUATORS, PLAN, evaluator_scores
 
 LABELS = {"answer_relevance": ["relevant", "irrelevant"],
@@ -259,28 +260,6 @@ def write_calibration(report: dict[str, Any], out: Path) -> None:
     (out / "calibration.html").write_text("<!doctype html><meta charset='utf-8'><title>"
                                           "Calibration</title><body style='font-family:sans-serif'>"
                                           + "".join(sections) + "</body>")
-
-
-def judge_variants(settings: Any, metrics: Any) -> dict[str, Judge]:
-    """Each configured endpoint alone, and the panel of all of them; or the local judge."""
-    from monitor.app import build_judge
-    from monitor.judges.llm import LLMJudge
-    from monitor.judges.panel import PanelJudge
-
-    llm = settings.judging.llm
-    if not llm.endpoints:
-        return {"local": build_judge(settings, metrics)}
-    evaluators = None
-    if llm.fusion:
-        from monitor.judges.local import LocalJudge
-
-        evaluators = LocalJudge(settings.judging.local)
-    judges: dict[str, Judge] = {e.name: LLMJudge(e, llm, metrics, evaluators)
-                                for e in llm.endpoints}
-    if len(judges) > 1:
-        judges["panel"] = PanelJudge([LLMJudge(e, llm, metrics, evaluators)
-                                      for e in llm.endpoints], llm.aggregate)
-    return judges
 
 
 def run(cases: list[Case], settings: Any, metrics: Any) -> dict[str, Any]:

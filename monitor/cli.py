@@ -315,10 +315,10 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from monitor.app import build_judges
     from monitor.emit.metrics import Metrics
     from monitor.evaluate import build_report, gate, judge_cases, load_dataset, write_reports
     from monitor.judges.base import close_judges
+    from monitor.judges.factory import build_judges
 
     settings = _settings(args)
     _logging(settings)
