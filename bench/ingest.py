@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from monitor.assemble import TurnAssembler  # noqa: E402
 from monitor.config import AssemblySettings  # noqa: E402
-from monitor.emit.metrics import Metrics  # noqa: E402
 from monitor.ingest.otlp import OtlpDecoder  # noqa: E402
+from monitor.telemetry import Metrics  # noqa: E402
 
 DOC = "Refunds are issued within 30 days of purchase to the original payment method. " * 4
 COMMON = {"http.method": "POST", "server.address": "llm.internal", "server.port": 8000,

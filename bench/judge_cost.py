@@ -27,9 +27,9 @@ from ragas_side import make_turns  # noqa: E402
 from recording_llm import RecordingLLM  # noqa: E402
 
 from monitor.config import LLMEndpointSettings, LLMJudgingSettings  # noqa: E402
-from monitor.emit.metrics import Metrics  # noqa: E402
 from monitor.judges.llm import LLMJudge  # noqa: E402
 from monitor.model import AssistantTurn, RetrievedDocument  # noqa: E402
+from monitor.telemetry import Metrics  # noqa: E402
 from tests.fakes.judge_model import judge_model  # noqa: E402
 
 

@@ -29,9 +29,9 @@ from ingest import free_port, make_requests  # noqa: E402
 from monitor.app import Sidecar  # noqa: E402
 from monitor.assemble import TurnAssembler  # noqa: E402
 from monitor.config import AssemblySettings, LocalJudgeSettings, Settings  # noqa: E402
-from monitor.emit.metrics import Metrics  # noqa: E402
 from monitor.ingest.otlp import OtlpDecoder  # noqa: E402
 from monitor.model import AssistantTurn, RetrievedDocument  # noqa: E402
+from monitor.telemetry import Metrics  # noqa: E402
 
 
 def run_pipeline(bodies: list[bytes], rate: float, store_dir: Path) -> float:

@@ -28,7 +28,7 @@ from monitor.assemble import TurnAssembler
 from monitor.config import Settings
 from monitor.emit.drift import DriftMonitor
 from monitor.emit.evaluation_export import EvaluationExporter
-from monitor.emit.metrics import LabelGuard, Metrics
+from monitor.emit.metrics import LabelGuard
 from monitor.emit.verdicts import VerdictMetrics
 from monitor.errors import PermanentError, RetryableError
 from monitor.ingest import Signal
@@ -43,6 +43,7 @@ from monitor.judges.stage import JudgeStage
 from monitor.model import AssistantTurn, TurnConsumer
 from monitor.sample.stage import SamplingStage
 from monitor.store import Store
+from monitor.telemetry import Metrics
 
 log = logging.getLogger(__name__)
 

@@ -35,8 +35,9 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
 from monitor.config import AssemblySettings
-from monitor.emit.metrics import Metrics
 from monitor.ingest.semconv._common import _maybe_json
 from monitor.model import AssistantTurn, Message, RetrievedDocument, SpanFacts, ToolCall
 
@@ -49,8 +50,39 @@ class _Pending:
     size: int = 0  # accounted bytes of its span facts
 
 
+class AssemblyTelemetry:
+    """The assembler's own instruments, on an injected registry."""
+
+    spans_refused: Counter  # declared by IngestTelemetry: late spans, traces too large
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        r = registry
+        self.turns_received = Counter(
+            "assistant_turns_received", "Turns assembled.", ["service", "route"], registry=r)
+        self.turn_completions = Counter(
+            "assistant_turn_completions", "Why turns were completed (root_ended, decision_wait, "
+            "evicted: flushed early because the buffer was full, shutdown).", ["reason"],
+            registry=r)
+        self.tool_calls = Counter(
+            "assistant_tool_calls", "Tool calls in assembled turns (all traffic, not a sample), "
+            "by outcome (ok, error).", ["service", "route", "outcome"], registry=r)
+        self.turns_incomplete = Counter(
+            "assistant_turns_incomplete", "Assembled turns missing a part (no_question, no_answer).",
+            ["part"], registry=r)
+        self.assembly_traces = Gauge(
+            "assistant_assembly_traces", "Turns being assembled.", registry=r)
+        self.assembly_spans = Gauge(
+            "assistant_assembly_spans", "Spans held by the assembler.", registry=r)
+        self.assembly_bytes = Gauge(
+            "assistant_assembly_bytes", "Bytes of span facts held by the assembler (accounted "
+            "as they enter).", registry=r)
+        self.assembly_evictions = Counter(
+            "assistant_assembly_evictions", "Turns flushed early because the assembly buffer hit "
+            "a limit (traces, spans, bytes).", ["limit"], registry=r)
+
+
 class TurnAssembler:
-    def __init__(self, settings: AssemblySettings, metrics: Metrics,
+    def __init__(self, settings: AssemblySettings, metrics: AssemblyTelemetry,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
         self.metrics = metrics

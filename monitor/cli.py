@@ -315,10 +315,10 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from monitor.emit.metrics import Metrics
     from monitor.evaluate import build_report, gate, judge_cases, load_dataset, write_reports
     from monitor.judges.base import close_judges
     from monitor.judges.factory import build_judges
+    from monitor.telemetry import Metrics
 
     settings = _settings(args)
     _logging(settings)
@@ -360,8 +360,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from monitor import calibrate
-    from monitor.emit.metrics import Metrics
     from monitor.evaluate import load_dataset
+    from monitor.telemetry import Metrics
 
     settings = _settings(args)
     _logging(settings)

@@ -8,11 +8,13 @@ port is bound.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlparse
 
 import yaml
 from pydantic import (
@@ -217,6 +219,26 @@ class LocalJudgeSettings(_Section):
         return value
 
 
+def host_allowed(url: str, allowed: list[str]) -> bool:
+    """Is `url`'s host one of `allowed`: host names, `*.suffix` patterns and CIDR ranges?"""
+    host = (urlparse(url).hostname or "").lower()
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    for pattern in allowed:
+        pattern = pattern.lower()
+        if "/" in pattern:
+            if address is not None and address in ipaddress.ip_network(pattern, strict=False):
+                return True
+        elif pattern.startswith("*."):
+            if host.endswith(pattern[1:]):
+                return True
+        elif host == pattern:
+            return True
+    return False
+
+
 DEFAULT_ALLOWED_HOSTS = [
     "localhost", "127.0.0.0/8", "::1",  # the same machine or pod
     "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7",  # private networks
@@ -273,8 +295,6 @@ class LLMJudgingSettings(_Section):
 
     @model_validator(mode="after")
     def _inside_tenant(self) -> LLMJudgingSettings:
-        from monitor.judges.allowlist import host_allowed
-
         names = [e.name for e in self.endpoints]
         if len(set(names)) != len(names):
             raise ValueError(f"endpoint names must be unique, got {names}")
@@ -372,8 +392,6 @@ class EvaluationExportSettings(_Section):
 
     @model_validator(mode="after")
     def _explanation_stays_inside(self) -> EvaluationExportSettings:
-        from monitor.judges.allowlist import host_allowed
-
         if self.include_explanation and self.endpoint and not host_allowed(self.endpoint,
                                                                             self.allowed_hosts):
             raise ValueError(

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from monitor.judges.base import JudgeResult
-from monitor.model import AssistantTurn
+from monitor.model import AssistantTurn, JudgeResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (

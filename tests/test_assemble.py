@@ -12,8 +12,8 @@ from prometheus_client import CollectorRegistry
 
 from monitor.assemble import TurnAssembler, facts_size
 from monitor.config import AssemblySettings
-from monitor.emit.metrics import Metrics
 from monitor.model import Message, SpanFacts
+from monitor.telemetry import Metrics
 
 
 class Clock:

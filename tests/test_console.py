@@ -15,7 +15,7 @@ from rich.console import Console
 
 from monitor.config import Settings
 from monitor.console import Figures, StatusReporter, pointers
-from monitor.emit.metrics import Metrics
+from monitor.telemetry import Metrics
 
 
 def traffic(metrics: Metrics) -> None:

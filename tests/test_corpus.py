@@ -17,9 +17,9 @@ import pytest
 
 from monitor.assemble import TurnAssembler
 from monitor.config import AssemblySettings
-from monitor.emit.metrics import Metrics
 from monitor.ingest.otlp import OtlpDecoder
 from monitor.model import AssistantTurn
+from monitor.telemetry import Metrics
 from tests.corpus import capture
 
 CORPUS = sorted(capture.FIXTURES.glob("*/*.expected.json"))

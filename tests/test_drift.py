@@ -18,9 +18,10 @@ from monitor.emit.drift import (
     weighted_z,
 )
 from monitor.emit.intervals import WeightedSums
-from monitor.emit.metrics import LabelGuard, Metrics
+from monitor.emit.metrics import LabelGuard
 from monitor.judges.base import JudgeResult, Verdict
 from monitor.model import AssistantTurn
+from monitor.telemetry import Metrics
 
 
 def test_two_proportion_z_against_a_hand_computed_value() -> None:

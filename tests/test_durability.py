@@ -23,8 +23,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
 from prometheus_client import CollectorRegistry
 
 from monitor.config import WalSettings
-from monitor.emit.metrics import Metrics
 from monitor.ingest.wal import WriteAheadLog
+from monitor.telemetry import Metrics
 from tests import traffic
 from tests.conftest import SidecarProcess
 from tests.fakes.judge_model import judge_model

@@ -18,11 +18,12 @@ from monitor.agreement import (
 )
 from monitor.config import SamplingSettings
 from monitor.emit.intervals import WeightedSums, wilson
-from monitor.emit.metrics import LabelGuard, Metrics
+from monitor.emit.metrics import LabelGuard
 from monitor.emit.verdicts import VerdictMetrics
 from monitor.judges.base import JudgeResult, Verdict
 from monitor.model import AssistantTurn, Feedback, RetrievedDocument
 from monitor.sample import Sampler
+from monitor.telemetry import Metrics
 
 
 def test_wilson_against_a_textbook_value() -> None:

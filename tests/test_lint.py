@@ -1,4 +1,5 @@
-"""The code stays clean: ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) over the tree."""
+"""The code stays clean: ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) over the tree,
+and the stages' import layering (import-linter)."""
 
 import subprocess
 import sys
@@ -11,3 +12,12 @@ def test_ruff_is_clean() -> None:
     done = subprocess.run([sys.executable, "-m", "ruff", "check", "monitor", "exporters", "tests",
                            "bench"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_no_stage_imports_a_later_stage() -> None:
+    """The import contracts of pyproject.toml ([tool.importlinter]): stages are layered in
+    pipeline order and only composition code wires them."""
+    done = subprocess.run([str(Path(sys.executable).with_name("lint-imports")), "--no-cache"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 kept, 0 broken" in done.stdout

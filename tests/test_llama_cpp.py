@@ -18,9 +18,9 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from monitor.config import LLMEndpointSettings, LLMJudgingSettings
-from monitor.emit.metrics import Metrics
 from monitor.judges.llm import LLMJudge
 from monitor.model import AssistantTurn, RetrievedDocument, ToolCall
+from monitor.telemetry import Metrics
 
 
 def gguf() -> Path:

@@ -11,11 +11,11 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from monitor.config import LLMEndpointSettings, LLMJudgingSettings
-from monitor.emit.metrics import Metrics
 from monitor.judges.base import JudgeError, JudgeUnavailable
 from monitor.judges.llm import LLMJudge
 from monitor.judges.panel import PanelJudge
 from monitor.model import AssistantTurn, RetrievedDocument, ToolCall
+from monitor.telemetry import Metrics
 from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 

@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from monitor.cli import build_parser
 from monitor.config import Settings
-from monitor.emit.metrics import Metrics
+from monitor.telemetry import Metrics
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
 BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", README, re.M | re.S)

@@ -11,11 +11,12 @@ from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from prometheus_client import CollectorRegistry
 
 from monitor.config import SamplingSettings
-from monitor.emit.metrics import LabelGuard, Metrics
+from monitor.emit.metrics import LabelGuard
 from monitor.emit.verdicts import VerdictMetrics
 from monitor.judges.base import JudgeResult, Verdict
 from monitor.model import AssistantTurn, Feedback, RetrievedDocument, ToolCall
 from monitor.sample import Sampler
+from monitor.telemetry import Metrics
 
 DOC = [RetrievedDocument(id="d", content="text")]
 

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from monitor.config import DriftSettings
 from monitor.contract import QUALITY, turn_values
 from monitor.emit.intervals import WeightedSums
-from monitor.emit.metrics import LabelGuard, Metrics
+from monitor.emit.metrics import LabelGuard, VerdictTelemetry
 from monitor.judges.base import JudgeResult
 from monitor.model import AssistantTurn
 
@@ -135,7 +135,7 @@ class StreamDetector:
 
 
 class DriftMonitor:
-    def __init__(self, settings: DriftSettings, metrics: Metrics, services: LabelGuard,
+    def __init__(self, settings: DriftSettings, metrics: VerdictTelemetry, services: LabelGuard,
                  routes: LabelGuard) -> None:
         self.settings = settings
         self.metrics = metrics

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from monitor.emit.metrics import LabelGuard, Metrics
+from monitor.emit.metrics import LabelGuard, VerdictTelemetry
 from monitor.judges.base import JudgeResult
 from monitor.model import AssistantTurn
 
 
 class VerdictMetrics:
-    def __init__(self, metrics: Metrics, services: LabelGuard, routes: LabelGuard) -> None:
+    def __init__(self, metrics: VerdictTelemetry, services: LabelGuard, routes: LabelGuard) -> None:
         self.m = metrics
         self.services = services
         self.routes = routes

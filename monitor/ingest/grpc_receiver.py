@@ -18,7 +18,6 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from monitor.config import GrpcReceiverSettings, TLSSettings
-from monitor.emit.metrics import Metrics
 from monitor.errors import (
     MonitorError,
     PermanentError,
@@ -28,6 +27,7 @@ from monitor.errors import (
 )
 from monitor.ingest import Signal, SpanSink, check_bearer
 from monitor.ingest.otlp import OtlpDecoder
+from monitor.ingest.telemetry import IngestTelemetry
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def _outcome(exc: MonitorError) -> str:
 
 class GrpcReceiver:
     def __init__(self, settings: GrpcReceiverSettings, tls: TLSSettings, decoder: OtlpDecoder,
-                 sink: SpanSink, metrics: Metrics, bearer_token: str | None = None) -> None:
+                 sink: SpanSink, metrics: IngestTelemetry, bearer_token: str | None = None) -> None:
         self.settings = settings
         self.tls = tls
         self.decoder = decoder

@@ -22,7 +22,6 @@ from google.protobuf import json_format
 from google.rpc import status_pb2
 
 from monitor.config import HttpReceiverSettings, TLSSettings
-from monitor.emit.metrics import Metrics
 from monitor.errors import (
     MonitorError,
     PermanentError,
@@ -32,6 +31,7 @@ from monitor.errors import (
 )
 from monitor.ingest import Signal, SpanSink, check_bearer
 from monitor.ingest.otlp import Format, OtlpDecoder
+from monitor.ingest.telemetry import IngestTelemetry
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ def _encode(message: Any, fmt: Format) -> tuple[bytes, str]:
 
 class HttpReceiver:
     def __init__(self, settings: HttpReceiverSettings, tls: TLSSettings, decoder: OtlpDecoder,
-                 sink: SpanSink, metrics: Metrics, bearer_token: str | None = None) -> None:
+                 sink: SpanSink, metrics: IngestTelemetry, bearer_token: str | None = None) -> None:
         self.settings = settings
         self.tls = tls
         self.decoder = decoder

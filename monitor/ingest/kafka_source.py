@@ -30,17 +30,16 @@ import ssl
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, Protocol
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import KafkaError
 
 from monitor.config import KafkaSettings
-from monitor.emit.metrics import Metrics
 from monitor.errors import PermanentError, RetryableError
 from monitor.ingest import SpanSink
 from monitor.ingest.otlp import Format, OtlpDecoder
-from monitor.store import Store
+from monitor.ingest.telemetry import IngestTelemetry
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +162,15 @@ def client_options(settings: KafkaSettings) -> dict[str, Any]:
     return options
 
 
+class JudgedTurns(Protocol):
+    """What the source asks of the judge queue (the store, injected by the sidecar): whether a
+    turn is being judged, and to hand back sampled turns of partitions it no longer owns."""
+
+    def state(self, trace_id: str) -> str | None: ...
+
+    def withdraw(self, trace_ids: set[str]) -> set[str]: ...
+
+
 class KafkaSource:
     """Wired by the app: `sink` is the sidecar (admit / consume); `holds(trace_id)` says whether
     a turn is still being assembled or queued; `discard` drops turns still being assembled;
@@ -171,8 +179,8 @@ class KafkaSource:
     once it is judged or failed for good."""
 
     def __init__(self, settings: KafkaSettings, decoder: OtlpDecoder, sink: SpanSink,
-                 metrics: Metrics, holds: Any, discard: Any, drain: Any,
-                 store: Store | None = None) -> None:
+                 metrics: IngestTelemetry, holds: Any, discard: Any, drain: Any,
+                 store: JudgedTurns | None = None) -> None:
         self.settings = settings
         self.format = ENCODINGS[settings.encoding]
         self.decoder = decoder

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from monitor.config import WalSettings
-from monitor.emit.metrics import Metrics
 from monitor.errors import RetryableError
 from monitor.ingest.otlp import Format, Signal
+from monitor.ingest.telemetry import IngestTelemetry
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def _frame(kind: int, payload: bytes) -> bytes:
 
 
 class WriteAheadLog:
-    def __init__(self, directory: Path, settings: WalSettings, metrics: Metrics) -> None:
+    def __init__(self, directory: Path, settings: WalSettings, metrics: IngestTelemetry) -> None:
         self.directory = directory
         self.settings = settings
         self.metrics = metrics

@@ -4,7 +4,8 @@
         name = "my-judge"
         async def judge(self, turn: AssistantTurn) -> JudgeResult: ...
 
-Metrics and their labels (the metric contract in DESIGN.md):
+Verdict metrics and their labels (published as the README's "Metrics" section lists them;
+monitor/contract.py says which feed the published qualities):
 
     context_relevance   score = share of the turn's documents judged relevant (0..1)
     answer_relevance    label relevant | irrelevant
@@ -22,20 +23,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
-from monitor.model import AssistantTurn
-
-Metric = Literal["context_relevance", "answer_relevance", "completeness", "groundedness",
-                 "tool_use", "tool_calls"]
-
-LABELS: dict[str, tuple[str, ...]] = {
-    "answer_relevance": ("relevant", "irrelevant"),
-    "completeness": ("complete", "incomplete", "no_answer"),
-}
-CLAIM_LABELS = ("inferable", "generic", "ungrounded")
-
+# The verdict vocabulary lives with the other shared data types; judges and every stage after
+# them import it from here or from monitor.model.
+from monitor.model import (  # noqa: F401
+    CLAIM_LABELS,
+    LABELS,
+    AssistantTurn,
+    JudgeResult,
+    Metric,
+    Verdict,
+)
 
 T = TypeVar("T")
 
@@ -52,36 +51,6 @@ class JudgeUnavailable(JudgeError):
     def __init__(self, message: str, retry_after_s: float) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
-
-
-@dataclass(slots=True)
-class Verdict:
-    metric: Metric
-    label: str | None = None
-    score: float | None = None
-    rationale: str = ""
-    details: dict[str, Any] = field(default_factory=dict)  # per-document / per-claim labels
-
-    def __post_init__(self) -> None:
-        valid = LABELS.get(self.metric)
-        if valid is not None and self.label not in valid:
-            raise ValueError(f"{self.metric} label {self.label!r} is not one of {valid}")
-        if self.score is not None and not 0.0 <= self.score <= 1.0:
-            raise ValueError(f"{self.metric} score {self.score} is outside 0..1")
-
-
-@dataclass(slots=True)
-class JudgeResult:
-    judge: str
-    verdicts: list[Verdict]
-    calls: int = 0  # LLM calls made
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_s: float = 0.0
-    prompt_version: str | None = None
-
-    def get(self, metric: Metric) -> Verdict | None:
-        return next((v for v in self.verdicts if v.metric == metric), None)
 
 
 class Judge(Protocol):

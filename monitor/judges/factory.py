@@ -10,11 +10,11 @@ judge. The embedding model loads only where a judge needs it.
 from __future__ import annotations
 
 from monitor.config import Settings
-from monitor.emit.metrics import Metrics
 from monitor.judges.base import Judge
+from monitor.judges.telemetry import JudgeTelemetry
 
 
-def _llm_judges(settings: Settings, metrics: Metrics, evaluators: Judge | None) -> list[Judge]:
+def _llm_judges(settings: Settings, metrics: JudgeTelemetry, evaluators: Judge | None) -> list[Judge]:
     from monitor.judges.llm import LLMJudge
 
     llm = settings.judging.llm
@@ -31,7 +31,7 @@ def _evaluators(settings: Settings) -> Judge | None:
     return LocalJudge(settings.judging.local)
 
 
-def build_judge(settings: Settings, metrics: Metrics) -> Judge:
+def build_judge(settings: Settings, metrics: JudgeTelemetry) -> Judge:
     """The quality judge."""
     if not settings.judging.llm.endpoints:
         from monitor.judges.local import LocalJudge
@@ -43,7 +43,7 @@ def build_judge(settings: Settings, metrics: Metrics) -> Judge:
     return judges[0] if len(judges) == 1 else PanelJudge(judges, settings.judging.llm.aggregate)
 
 
-def judge_variants(settings: Settings, metrics: Metrics) -> dict[str, Judge]:
+def judge_variants(settings: Settings, metrics: JudgeTelemetry) -> dict[str, Judge]:
     """Each configured endpoint alone and, with several, their panel; or the local judge."""
     if not settings.judging.llm.endpoints:
         return {"local": build_judge(settings, metrics)}
@@ -57,7 +57,7 @@ def judge_variants(settings: Settings, metrics: Metrics) -> dict[str, Judge]:
     return variants
 
 
-def build_judges(settings: Settings, metrics: Metrics) -> list[Judge]:
+def build_judges(settings: Settings, metrics: JudgeTelemetry) -> list[Judge]:
     """The quality judge, and the reference-based tool-call judge (no verdict for turns
     without expected calls)."""
     from monitor.judges.tool_match import MatchOptions, ReferenceToolJudge, load_golden

@@ -33,7 +33,6 @@ from typing import Any
 import openai
 
 from monitor.config import CircuitBreakerSettings, LLMEndpointSettings, LLMJudgingSettings
-from monitor.emit.metrics import Metrics
 from monitor.judges.base import (
     Judge,
     JudgeError,
@@ -45,6 +44,7 @@ from monitor.judges.base import (
 from monitor.judges.fusion import evaluator_scores, fusion_block
 from monitor.judges.prompts import PROMPTS, ParseError, Prompt, parse
 from monitor.judges.redact import Redactor
+from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn
 
 
@@ -105,7 +105,7 @@ class Endpoint:
     verdicts each prompt got from it (which tells an outage from a turn that alone fails)."""
 
     def __init__(self, settings: LLMEndpointSettings, breaker: CircuitBreakerSettings,
-                 metrics: Metrics) -> None:
+                 metrics: JudgeTelemetry) -> None:
         self.settings = settings
         self.metrics = metrics
         key = settings.api_key.get_secret_value() if settings.api_key else "unused"
@@ -218,7 +218,7 @@ def _numbered(items: list[str]) -> str:
 
 class LLMJudge:
     def __init__(self, endpoint: LLMEndpointSettings, settings: LLMJudgingSettings,
-                 metrics: Metrics, evaluators: Judge | None = None) -> None:
+                 metrics: JudgeTelemetry, evaluators: Judge | None = None) -> None:
         """`evaluators`: the local judge, whose scores the prompt gets (Fusion-Eval)."""
         self.name = endpoint.name
         self.evaluators = evaluators

@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 
 from monitor.config import JudgeInputSettings, JudgingSettings
-from monitor.emit.metrics import Metrics
 from monitor.judges.base import Judge, JudgeResult, JudgeUnavailable, close_judges
+from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn
 from monitor.store import Claimed, Store
 
@@ -93,7 +93,7 @@ def judge_input(turn: AssistantTurn, limits: JudgeInputSettings,
 
 class JudgeStage:
     def __init__(self, settings: JudgingSettings, store: Store, judges: list[Judge],
-                 metrics: Metrics, on_verdicts: OnVerdicts,
+                 metrics: JudgeTelemetry, on_verdicts: OnVerdicts,
                  on_failed: Callable[[str], None] | None = None) -> None:
         self.settings = settings
         self.store = store

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from monitor.config import SamplingSettings
-from monitor.emit.metrics import Metrics
 from monitor.model import AssistantTurn
 from monitor.sample.sampler import Sampler
+from monitor.sample.telemetry import SamplingTelemetry
 from monitor.store import Store
 
 _BUDGET_REFRESH_S = 5.0
@@ -18,7 +18,7 @@ _BUDGET_REFRESH_S = 5.0
 class SamplingStage:
     """A `TurnConsumer`: sampled turns go into the store's judge queue; `on_enqueued` wakes judges."""
 
-    def __init__(self, settings: SamplingSettings, store: Store, metrics: Metrics,
+    def __init__(self, settings: SamplingSettings, store: Store, metrics: SamplingTelemetry,
                  on_enqueued: Callable[[], None], daily_token_budget: int | None = None) -> None:
         self.settings = settings
         self.sampler = Sampler(settings)

@@ -1,0 +1,30 @@
+"""The judges' own instruments (calls, failures, input cut), on an injected registry. What a
+judged turn cost (latency, tokens) is recorded with its verdicts, by the emit stage."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+
+
+class JudgeTelemetry:
+    # declared by the sampling stage (SamplingTelemetry), which this stage follows
+    judge_backlog: Gauge
+    turns_dropped: Counter
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        r = registry
+        self.judge_requests = Counter(
+            "assistant_judge_requests", "Judge invocations by outcome (ok, error).",
+            ["judge", "outcome"], registry=r)
+        self.judge_input_truncated = Counter(
+            "assistant_judge_input_truncated", "Turn fields cut to judging.input's limits before "
+            "judging (field: question, answer, document, documents).", ["field"], registry=r)
+        self.llm_calls = Counter(
+            "assistant_judge_llm_calls", "LLM calls by judge and outcome (ok, unavailable: after "
+            "the client's retries, refused: a 4xx, unparseable: a reply that is not a verdict).",
+            ["judge", "outcome"], registry=r)
+        self.llm_call_latency = Histogram(
+            "assistant_judge_llm_call_seconds", "Latency of one LLM judge call.", ["judge"],
+            buckets=LATENCY_BUCKETS, registry=r)

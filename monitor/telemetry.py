@@ -1,0 +1,34 @@
+"""Every Prometheus metric of the sidecar: the union of each stage's own instruments on one
+injected registry. Only composition code (the sidecar, the CLI, the offline tools) builds it; a
+stage asks for its own telemetry class and never imports a later stage.
+
+    metrics = Metrics(CollectorRegistry())
+    metrics.turns_received.labels(service="rag", route="billing").inc()
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from monitor.assemble import AssemblyTelemetry
+from monitor.emit.metrics import VerdictTelemetry
+from monitor.ingest.telemetry import IngestTelemetry
+from monitor.judges.telemetry import JudgeTelemetry
+from monitor.sample.telemetry import SamplingTelemetry
+
+
+class Metrics(IngestTelemetry, AssemblyTelemetry, SamplingTelemetry, JudgeTelemetry,
+              VerdictTelemetry):
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        for stage in (IngestTelemetry, AssemblyTelemetry, SamplingTelemetry, JudgeTelemetry,
+                      VerdictTelemetry):
+            stage.__init__(self, r)
+        # the sidecar's own: its turn queue and supervised background tasks
+        self.queue_depth = Gauge(
+            "assistant_queue_depth", "Items waiting in a stage's queue.", ["stage"], registry=r)
+        self.task_failures = Counter(
+            "assistant_background_task_failures", "Background tasks (assembly-tick, turn-pump, "
+            "retention) that failed and were restarted, by task.", ["task"], registry=r)
+
