@@ -21,6 +21,11 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models.dashboard import DataSourceRef, DynamicConfigValue
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from monitor.contract import QUALITY, Quality  # noqa: E402
+
+NO_ANSWER, IRRELEVANT_ANSWERS = QUALITY["no_answer_rate"], QUALITY["answer_irrelevance_rate"]
+GROUNDEDNESS, CONTEXT_RELEVANCE = QUALITY["groundedness"], QUALITY["context_relevance"]
 DS = DataSourceRef(type_val="prometheus", uid="${datasource}")
 SEL = 'service=~"$service", route=~"$route"'  # the template variables, in every query
 
@@ -58,6 +63,14 @@ def weighted_mean(metric: str, by: str = "service") -> str:
             f'{{metric="{metric}", {SEL}}}[$__rate_interval]))')
 
 
+def estimate(quality: Quality, by: str = "service") -> str:
+    """A quality of the contract (monitor/contract.py), sampling-weighted: a rate or a mean."""
+    assert quality.verdict is not None, f"{quality.name} is not estimated from verdicts"
+    if quality.is_rate:
+        return weighted_ratio(quality.verdict, quality.label or "", by)
+    return weighted_mean(quality.verdict, by)
+
+
 def weighted_bound(metric: str, verdict: str | None, sign: str) -> str:
     """A 95% bound (sign "-": lower, "+": upper) of a weighted rate (verdict given) or mean over
     the whole selection: Wilson's interval on the effective sample size, from the squared-weight
@@ -85,8 +98,10 @@ BAND_NOTE = ("The shaded band is the 95% interval of the whole selection (all se
              "chosen above; pick one to see its own), from the squared-weight sums.")
 
 
-def with_band(panel: Any, metric: str, verdict: str | None = None) -> Any:
-    """Adds the lower and upper bounds as two more series, filled between, without lines."""
+def with_band(panel: Any, quality: Quality) -> Any:
+    """Adds the quality's lower and upper bounds as two more series, filled between, without
+    lines."""
+    metric, verdict = quality.verdict or "", quality.label
     panel = (panel.with_target(query(weighted_bound(metric, verdict, "-"), BAND[0], "LOW"))
              .with_target(query(weighted_bound(metric, verdict, "+"), BAND[1], "HIGH")))
     def bound(fill: int) -> list[Any]:
@@ -117,11 +132,9 @@ def overview() -> Any:
                  "Quality of the whole traffic per service, estimated from judged samples "
                  "(sampling-weighted).")
             .with_row(dashboard.Row("Now"))
-            .with_panel(single("No-answer rate", weighted_ratio("completeness", "no_answer"),
-                               "percentunit"))
-            .with_panel(single("Groundedness", weighted_mean("groundedness"), "percentunit"))
-            .with_panel(single("Context relevance", weighted_mean("context_relevance"),
-                               "percentunit"))
+            .with_panel(single("No-answer rate", estimate(NO_ANSWER), "percentunit"))
+            .with_panel(single("Groundedness", estimate(GROUNDEDNESS), "percentunit"))
+            .with_panel(single("Context relevance", estimate(CONTEXT_RELEVANCE), "percentunit"))
             .with_panel(single("Drifting streams", f"sum(assistant_drift_alert{{{SEL}}})", "short",
                                "Judged metric streams whose drift alert is raised."))
             .with_row(dashboard.Row("Trends"))
@@ -132,11 +145,11 @@ def overview() -> Any:
                       "[$__rate_interval]))", "{{service}} judged", "B", exemplar=True)],
                 "reqps"))
             .with_panel(with_band(series("No-answer rate", [
-                query(weighted_ratio("completeness", "no_answer"), "{{service}}")],
-                "percentunit", BAND_NOTE, max_value=1), "completeness", "no_answer"))
+                query(estimate(NO_ANSWER), "{{service}}")],
+                "percentunit", BAND_NOTE, max_value=1), NO_ANSWER))
             .with_panel(with_band(series("Groundedness", [
-                query(weighted_mean("groundedness"), "{{service}}")], "percentunit",
-                BAND_NOTE, max_value=1), "groundedness"))
+                query(estimate(GROUNDEDNESS), "{{service}}")], "percentunit",
+                BAND_NOTE, max_value=1), GROUNDEDNESS))
             .with_panel(series("Drift score", [
                 query(f"max by (metric, service) (assistant_drift_score{{{SEL}}})",
                       "{{service}} {{metric}}")], "short",
@@ -147,9 +160,9 @@ def retrieval() -> Any:
     return (base("assistant-retrieval", "Assistant quality: retrieval",
                  "Are the retrieved documents relevant to the question?")
             .with_panel(with_band(series("Context relevance (share of documents relevant)", [
-                query(weighted_mean("context_relevance", "service, route"),
+                query(estimate(CONTEXT_RELEVANCE, "service, route"),
                       "{{service}}/{{route}}")], "percentunit", BAND_NOTE, max_value=1),
-                "context_relevance"))
+                CONTEXT_RELEVANCE))
             .with_panel(series("Context relevance distribution (judged turns)", [
                 query(f"sum by (le) (rate(assistant_context_relevance_bucket{{{SEL}}}"
                       "[$__rate_interval]))", "≤ {{le}}", exemplar=True)], "reqps"))
@@ -167,11 +180,11 @@ def answers() -> Any:
                 for ref, v in (("A", "complete"), ("B", "incomplete"), ("C", "no_answer"))],
                 "percentunit", max_value=1))
             .with_panel(with_band(series("Groundedness by route", [
-                query(weighted_mean("groundedness", "service, route"), "{{service}}/{{route}}")],
-                "percentunit", BAND_NOTE, max_value=1), "groundedness"))
+                query(estimate(GROUNDEDNESS, "service, route"), "{{service}}/{{route}}")],
+                "percentunit", BAND_NOTE, max_value=1), GROUNDEDNESS))
             .with_panel(with_band(series("Answers judged irrelevant", [
-                query(weighted_ratio("answer_relevance", "irrelevant"), "{{service}}")],
-                "percentunit", BAND_NOTE, max_value=1), "answer_relevance", "irrelevant"))
+                query(estimate(IRRELEVANT_ANSWERS), "{{service}}")],
+                "percentunit", BAND_NOTE, max_value=1), IRRELEVANT_ANSWERS))
             .with_panel(series("Claims by verdict", [
                 query(f"sum by (verdict) (rate(assistant_claims_total{{{SEL}}}"
                       "[$__rate_interval]))", "{{verdict}}")], "reqps"))

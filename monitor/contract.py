@@ -2,8 +2,9 @@
 
 A quality is read from every judged turn: a rate (the share of turns whose verdict carries a
 label: a no-answer, an irrelevant answer) or a mean (a verdict's score: groundedness). Drift
-detection, the `eval` gates and the Prometheus recording rules (checked by tests/test_grafana.py)
-take their names, their sources and their direction from this table.
+detection, the `eval` gates, the Grafana dashboards (grafana/generate.py) and the Prometheus
+recording rules (held to it by tests/test_grafana.py) take their names, their sources and their
+direction from this table.
 
     values = turn_values(turn, results)   # {"no_answer_rate": 0.0, "groundedness": 0.75, ...}
 """
