@@ -73,7 +73,7 @@ class Sidecar:
             drift = (DriftMonitor(settings.drift, self.metrics, self.services, self.routes)
                      if settings.drift.enabled else None)
             if settings.evaluation_export.endpoint:
-                self.evaluations = EvaluationExporter(settings.evaluation_export)
+                self.evaluations = EvaluationExporter(settings.evaluation_export, self.metrics)
             evaluations = self.evaluations
 
             def on_verdicts(turn: AssistantTurn, probability: float,

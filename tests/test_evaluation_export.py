@@ -121,6 +121,9 @@ def test_each_verdict_arrives_as_an_event_on_the_root_span(start_sidecar, protoc
     assert 0.0 <= by_name["groundedness"]["gen_ai.evaluation.score.value"] <= 1.0
     assert all(r[3]["assistant.judge"] == "local" for r in events)
     assert not any("gen_ai.evaluation.explanation" in r[3] for r in events)  # trace content
+    wait_until(lambda: _events(sidecar, "exported") >= len(events), 30,
+               "exports counted " + str([_events(sidecar, o) for o in OUTCOMES]))
+    assert _events(sidecar, "emitted") >= len(events) and _events(sidecar, "failed") == 0
 
 
 def test_explanations_only_when_allowed(start_sidecar, grpc_receiver) -> None:
@@ -142,8 +145,20 @@ def test_an_endpoint_that_is_down_does_not_hold_judging(start_sidecar) -> None:
     trace_id, _ = _send_turn(sidecar, traffic.GROUNDED[2])
     wait_until(lambda: _judged(sidecar) >= 1, 60, "the turn judged")
     assert trace_id  # and the fixture's stop returns: the flush is bounded by timeout_s
+    # what could not be sent is counted, not only logged by the SDK
+    wait_until(lambda: _events(sidecar, "failed") >= 4, 60, "failed exports counted")
+    assert _events(sidecar, "exported") == 0 and _events(sidecar, "emitted") >= 4
 
 
 def _judged(sidecar) -> float:
     return sum(s.value for m in sidecar.registry.collect() if m.name == "assistant_turns_judged"
                for s in m.samples if s.name.endswith("_total"))
+
+
+OUTCOMES = ("emitted", "exported", "failed")
+
+
+def _events(sidecar, outcome: str) -> float:
+    return sum(s.value for m in sidecar.registry.collect()
+               if m.name == "assistant_evaluation_events" for s in m.samples
+               if s.name.endswith("_total") and s.labels["outcome"] == outcome)

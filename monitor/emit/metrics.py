@@ -91,6 +91,10 @@ class VerdictTelemetry:
             "conversation supports (yes) or that invent some (no), reference-free.",
             [*VERDICT_LABELS, "verdict"], registry=r)
 
+        self.evaluation_events = Counter(
+            "assistant_evaluation_events", "gen_ai.evaluation.result events sent back over OTLP "
+            "(evaluation_export), by outcome (emitted, exported, failed); emitted - exported - "
+            "failed are queued or were dropped.", ["outcome"], registry=r)
         self.drift_score = Gauge(
             "assistant_drift_score", "Drift of a judged metric stream, z-like, positive = worse "
             "(see monitor/emit/drift.py).", ["metric", "service", "route"], registry=r)
