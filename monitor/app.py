@@ -200,19 +200,7 @@ class Sidecar:
         await self.wal.sync(lsn)
 
     def consume(self, batch: Batch, receiver: str, signal: Signal) -> None:
-        m = self.metrics
-        if signal == "traces":
-            m.spans_received.labels(receiver).inc(batch.received)
-        for reason, count in batch.rejected.items():
-            m.spans_refused.labels(reason).inc(count)
-        for reason, count in batch.issues.items():
-            m.mapping_issues.labels(reason).inc(count)
-        conventions: Counter[str] = Counter()
-        for facts in batch.facts:
-            if not facts.is_log_fragment:
-                conventions.update(facts.conventions or ("unknown",))
-        for name, count in conventions.items():
-            m.spans_by_convention.labels(name).inc(count)
+        self.metrics.count_batch(batch, receiver, signal)
         for turn in self.assembler.add(batch.facts):
             self._emit(turn)
         self._update_gauges()
@@ -264,21 +252,12 @@ class Sidecar:
         self.metrics.turns_discarded.inc(self.assembler.discard(trace_ids))
 
     def _emit(self, turn: AssistantTurn) -> None:
-        service, route = self.services(turn.service), self.routes(turn.route)
-        self.metrics.turns_received.labels(service, route).inc()
-        for call in turn.tool_calls:
-            self.metrics.tool_calls.labels(service, route, "error" if call.error else "ok").inc()
-        if not turn.question:
-            self.metrics.turns_incomplete.labels("no_question").inc()
-        if not turn.answer:
-            self.metrics.turns_incomplete.labels("no_answer").inc()
+        self.metrics.count_turn(turn, self.services(turn.service), self.routes(turn.route))
         self._queued.add(bytes.fromhex(turn.trace_id))
         self.turns.put_nowait(turn)
 
     def _update_gauges(self) -> None:
-        self.metrics.assembly_traces.set(self.assembler.trace_count)
-        self.metrics.assembly_spans.set(self.assembler.span_count)
-        self.metrics.assembly_bytes.set(self.assembler.size)
+        self.metrics.observe_assembler(self.assembler)
         self.metrics.queue_depth.labels("turns").set(self.turns.qsize())
 
     async def _supervise(self, name: str, run: Callable[[], Awaitable[None]]) -> None:

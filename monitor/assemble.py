@@ -80,6 +80,21 @@ class AssemblyTelemetry:
             "assistant_assembly_evictions", "Turns flushed early because the assembly buffer hit "
             "a limit (traces, spans, bytes).", ["limit"], registry=r)
 
+    def count_turn(self, turn: AssistantTurn, service: str, route: str) -> None:
+        """An assembled turn (service and route already bounded by their label guards)."""
+        self.turns_received.labels(service, route).inc()
+        for call in turn.tool_calls:
+            self.tool_calls.labels(service, route, "error" if call.error else "ok").inc()
+        if not turn.question:
+            self.turns_incomplete.labels("no_question").inc()
+        if not turn.answer:
+            self.turns_incomplete.labels("no_answer").inc()
+
+    def observe_assembler(self, assembler: TurnAssembler) -> None:
+        self.assembly_traces.set(assembler.trace_count)
+        self.assembly_spans.set(assembler.span_count)
+        self.assembly_bytes.set(assembler.size)
+
 
 class TurnAssembler:
     def __init__(self, settings: AssemblySettings, metrics: AssemblyTelemetry,

@@ -6,7 +6,11 @@ asks only for its own class.
 
 from __future__ import annotations
 
+from collections import Counter as Tally
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from monitor.ingest.otlp import Batch, Signal
 
 
 class IngestTelemetry:
@@ -63,3 +67,18 @@ class IngestTelemetry:
             buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1),
             registry=r)
 
+    def count_batch(self, batch: Batch, receiver: str, signal: Signal) -> None:
+        """One decoded request or message: spans received, refused, mapping issues, and the
+        conventions recognised."""
+        if signal == "traces":
+            self.spans_received.labels(receiver).inc(batch.received)
+        for reason, count in batch.rejected.items():
+            self.spans_refused.labels(reason).inc(count)
+        for reason, count in batch.issues.items():
+            self.mapping_issues.labels(reason).inc(count)
+        conventions: Tally[str] = Tally()
+        for facts in batch.facts:
+            if not facts.is_log_fragment:
+                conventions.update(facts.conventions or ("unknown",))
+        for name, count in conventions.items():
+            self.spans_by_convention.labels(name).inc(count)
