@@ -55,9 +55,7 @@ def fields(turn: AssistantTurn) -> dict[str, Any]:
 def test_the_corpus_covers_every_instrumentor_and_scenario() -> None:
     seen = {(p.parent.name, p.name.removesuffix(".expected.json")) for p in CORPUS}
     for instrumentor in capture.INSTRUMENTORS:
-        for name, scenario in capture.SCENARIOS.items():
-            if scenario.framework_only and instrumentor not in capture.FRAMEWORKS:
-                continue
+        for name in capture.scenarios_for(instrumentor):
             assert (instrumentor, name) in seen
 
 
@@ -105,3 +103,11 @@ def test_langchain_tool_arguments_come_from_the_models_request(instrumentor: str
     assert [c.arguments for c in turn.tool_calls] == [{"topic": "refunds"},
                                                       {"order_id": "A-1001"}]
     assert turn.sources["tool_calls.0.arguments"][2] == "requested_call"
+
+
+def test_a_streamed_agents_answer_comes_from_the_responses_object_it_logs() -> None:
+    """The OpenAI Agents SDK logs a streamed Chat Completions call's output as a Responses API
+    object, with no flattened output messages: the answer is its output text."""
+    turn = turn_from(capture.FIXTURES / "openinference-openai-agents" / "streaming.json")
+    assert turn.answer == capture.SCENARIOS["streaming"].answer
+    assert turn.sources["answer"][1:3] == ["generation", "output_messages"]

@@ -140,3 +140,30 @@ def test_tool_requested_but_not_recorded_takes_result_from_the_conversation() ->
     assert turn.answer == "It shipped."
     assert [(c.name, c.arguments, c.result) for c in turn.tool_calls] == [
         ("order_status", {"id": 7}, "shipped")]
+
+
+def test_openinference_llm_output_value_stands_in_for_missing_output_messages() -> None:
+    """An LLM span with no llm.output_messages: its JSON output value, as chat messages or as an
+    OpenAI Responses object (message items only); flattened messages win; text is not read."""
+    response = {"object": "response", "output": [
+        {"type": "reasoning", "summary": []},
+        {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "It takes 1 day."}]}]}
+    base = {"openinference.span.kind": "LLM", "output.mime_type": "application/json"}
+    for value in ([response], response):
+        facts, issues = extract({**base, "output.value": json.dumps(value)})
+        assert [(m.role, m.content) for m in facts.output_messages] == [
+            ("assistant", "It takes 1 day.")]
+        assert not issues
+    chat = [{"role": "assistant", "content": "Plain chat."}]
+    facts, _ = extract({**base, "output.value": json.dumps(chat)})
+    assert facts.output_messages[0].content == "Plain chat."
+    facts, _ = extract({**base, "output.value": json.dumps(chat),
+                        "llm.output_messages.0.message.role": "assistant",
+                        "llm.output_messages.0.message.content": "Flattened."})
+    assert facts.output_messages[0].content == "Flattened."
+    for attrs in ({"output.value": json.dumps(chat), "output.mime_type": "text/plain"},
+                  {**base, "output.value": '{"messages": ["ChatMessage(role=...)"]}'},
+                  {**base, "output.value": "not json"}):
+        facts, _ = extract({"openinference.span.kind": "LLM", **attrs})
+        assert not facts.output_messages

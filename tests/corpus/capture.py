@@ -20,7 +20,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -36,8 +36,16 @@ INSTRUMENTORS = {
                                 "langchain-openai", "openai"],
     "openllmetry-langchain": ["opentelemetry-instrumentation-langchain", "langchain-core",
                               "langchain-openai", "openai"],
+    "openinference-llama-index": ["openinference-instrumentation-llama-index", "llama-index-core",
+                                  "llama-index-llms-openai", "openai"],
+    "openinference-openai-agents": ["openinference-instrumentation-openai-agents",
+                                    "openai-agents", "openai"],
 }
-FRAMEWORKS = {"openinference-langchain", "openllmetry-langchain"}  # write retriever spans
+# write retriever spans
+FRAMEWORKS = {"openinference-langchain", "openllmetry-langchain", "openinference-llama-index"}
+# an agent SDK has no retriever: its scenarios are the agent's (streaming without documents)
+AGENTS = {"openinference-openai-agents"}
+AGENT_SCENARIOS = ("tool_agent", "failed_tool", "refusal", "conversation", "streaming")
 
 REFUND_DOCS = [("kb-refunds", "Refunds are accepted within 30 days of purchase."),
                ("kb-shipping", "Express shipping takes 1 day.")]
@@ -74,6 +82,13 @@ SCENARIOS = {
         "Where is order A-404?", "I could not find order A-404.",
         tool_calls=[("lookup_order", {"order_id": "A-404"}, "order A-404 not found", True)]),
 }
+
+
+def scenarios_for(instrumentor: str) -> dict[str, Scenario]:
+    if instrumentor in AGENTS:
+        return {name: replace(SCENARIOS[name], documents=[]) for name in AGENT_SCENARIOS}
+    return {name: s for name, s in SCENARIOS.items()
+            if instrumentor in FRAMEWORKS or not s.framework_only}
 
 
 def expected_turn(scenario: Scenario) -> dict[str, Any]:
@@ -258,6 +273,119 @@ def run_langchain(scenario: Scenario, base_url: str) -> None:
     RunnableLambda(support_turn).with_config(run_name="support_turn").invoke(scenario.question)
 
 
+# ---- the app in LlamaIndex
+
+
+def run_llama_index(scenario: Scenario, base_url: str) -> None:
+    from llama_index.core.llms import ChatMessage, LLMMetadata
+    from llama_index.core.query_engine import CustomQueryEngine
+    from llama_index.core.retrievers import BaseRetriever
+    from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+    from llama_index.core.tools import FunctionTool
+    from llama_index.llms.openai import OpenAI
+
+    class ScriptedOpenAI(OpenAI):  # a compatible server's model is not in OpenAI's own table
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(context_window=8192, is_chat_model=True,
+                               is_function_calling_model=True, model_name=self.model)
+
+    class KbRetriever(BaseRetriever):  # an in-memory index: the nodes carry the documents' ids
+        def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+            return [NodeWithScore(node=TextNode(id_=i, text=c), score=1.0)
+                    for i, c in scenario.documents]
+
+    outcomes = {(n, json.dumps(a)): (r, failed) for n, a, r, failed in scenario.tool_calls}
+
+    def outcome(name: str, **kwargs: str) -> str:
+        result, failed = outcomes[(name, json.dumps(kwargs))]
+        if failed:
+            raise LookupError(result)
+        return result
+
+    def lookup_policy(topic: str) -> str:
+        return outcome("lookup_policy", topic=topic)
+
+    def lookup_order(order_id: str) -> str:
+        return outcome("lookup_order", order_id=order_id)
+
+    tools = {f.__name__: FunctionTool.from_defaults(fn=f, name=f.__name__,
+                                                    description=f"{f.__name__} by {k}")
+             for f, k in ((lookup_policy, "topic"), (lookup_order, "order_id"))}
+    llm = ScriptedOpenAI(model="m1", api_base=base_url, api_key="unused")
+
+    class SupportEngine(CustomQueryEngine):
+        def custom_query(self, query_str: str) -> str:
+            if scenario.documents:
+                KbRetriever().retrieve(query_str)
+            messages = [ChatMessage(role=r, content=c) for r, c in prompt(scenario)]
+            if scenario.stream:
+                return "".join(r.delta or "" for r in llm.stream_chat(messages))
+            if not scenario.tool_calls:
+                return llm.chat(messages).message.content
+            reply = llm.chat_with_tools(list(tools.values()), chat_history=messages,
+                                        allow_parallel_tool_calls=True)
+            messages.append(reply.message)
+            for call in llm.get_tool_calls_from_response(reply):
+                try:
+                    result = tools[call.tool_name].call(**call.tool_kwargs).content
+                except LookupError as error:  # as LlamaIndex's agents do: the model is told
+                    result = str(error)
+                messages.append(ChatMessage(role="tool", content=result,
+                                            additional_kwargs={"tool_call_id": call.tool_id}))
+            return llm.chat_with_tools(list(tools.values()), chat_history=messages,
+                                       allow_parallel_tool_calls=True).message.content
+
+    SupportEngine().query(scenario.question)
+
+
+# ---- the app as an OpenAI Agents SDK agent (the scripted server speaks Chat Completions only)
+
+
+def run_openai_agents(scenario: Scenario, base_url: str) -> None:
+    import asyncio
+
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+    from openai import AsyncOpenAI
+
+    outcomes = {(n, json.dumps(a)): (r, failed) for n, a, r, failed in scenario.tool_calls}
+
+    def outcome(name: str, **kwargs: str) -> str:
+        result, failed = outcomes[(name, json.dumps(kwargs))]
+        if failed:
+            raise LookupError(result)
+        return result
+
+    def told(_context: Any, error: Exception) -> str:  # the model gets the failure's message
+        return str(error)
+
+    @function_tool(failure_error_function=told)
+    def lookup_policy(topic: str) -> str:
+        """lookup_policy by topic"""
+        return outcome("lookup_policy", topic=topic)
+
+    @function_tool(failure_error_function=told)
+    def lookup_order(order_id: str) -> str:
+        """lookup_order by order_id"""
+        return outcome("lookup_order", order_id=order_id)
+
+    messages = prompt(scenario)
+    model = OpenAIChatCompletionsModel(
+        model="m1", openai_client=AsyncOpenAI(base_url=base_url, api_key="unused"))
+    agent = Agent(name="support", instructions=messages[0][1], model=model,
+                  tools=[lookup_policy, lookup_order] if scenario.tool_calls else [])
+    conversation: list[Any] = [{"role": r, "content": c} for r, c in messages[1:]]
+
+    async def turn() -> None:
+        if scenario.stream:
+            run = Runner.run_streamed(agent, conversation)
+            async for _ in run.stream_events():
+                pass
+        else:
+            await Runner.run(agent, conversation)
+    asyncio.run(turn())
+
+
 # ---- capture: one process per instrumentor
 
 
@@ -326,17 +454,25 @@ def capture_one(instrumentor: str, out: Path) -> None:
     elif instrumentor == "openinference-langchain":
         from openinference.instrumentation.langchain import LangChainInstrumentor
         LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
-    else:
+    elif instrumentor == "openllmetry-langchain":
         from opentelemetry.instrumentation.langchain import LangchainInstrumentor
         LangchainInstrumentor().instrument(tracer_provider=tracer_provider)
+    elif instrumentor == "openinference-llama-index":
+        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+        LlamaIndexInstrumentor().instrument(tracer_provider=tracer_provider)
+    else:  # replaces the SDK's own exporter (to OpenAI's platform) with OTel spans
+        from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+        OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
     tracer = tracer_provider.get_tracer("support-app")
 
     (out / instrumentor).mkdir(parents=True, exist_ok=True)
-    for name, scenario in SCENARIOS.items():
-        if scenario.framework_only and instrumentor not in FRAMEWORKS:
-            continue
+    for name, scenario in scenarios_for(instrumentor).items():
         with ScriptedOpenAIServer(script_for(scenario)) as llm:
-            if instrumentor in FRAMEWORKS:
+            if instrumentor == "openinference-llama-index":
+                run_llama_index(scenario, llm.base_url)
+            elif instrumentor in AGENTS:
+                run_openai_agents(scenario, llm.base_url)
+            elif instrumentor in FRAMEWORKS:
                 run_langchain(scenario, llm.base_url)
             else:
                 run_direct(instrumentor, scenario, llm.base_url, tracer)
@@ -348,7 +484,10 @@ def capture_one(instrumentor: str, out: Path) -> None:
         spans.clear()
         logs.clear()
         base = out / instrumentor / name
-        base.with_suffix(".json").write_text(json.dumps(export, indent=1) + "\n")
+        text = json.dumps(export, indent=1) + "\n"
+        for local, placeholder in ((sys.prefix, "<venv>"), (str(FIXTURES.parents[2]), "<repo>")):
+            text = text.replace(local, placeholder)  # exception stack traces: no local paths
+        base.with_suffix(".json").write_text(text)
         Path(f"{base}.expected.json").write_text(
             json.dumps(expected_turn(scenario), indent=1) + "\n")
 

@@ -17,6 +17,7 @@ from monitor.ingest.semconv._common import (
     metadata_id,
     tool_message,
 )
+from monitor.ingest.semconv.genai import genai_messages
 from monitor.model import Message, RetrievedDocument, SpanFacts, SpanRole, ToolCall
 
 _OI_ROLES: dict[str, SpanRole] = {
@@ -49,6 +50,23 @@ def _oi_messages(attrs: Attrs, prefix: str, issues: Counter[str]) -> list[Messag
     return messages
 
 
+def _payload_messages(attrs: Attrs, key: str, issues: Counter[str]) -> list[Message] | None:
+    """An LLM span that logs no flattened messages: its JSON value as chat messages, or as an
+    OpenAI Responses object whose `output` items are the messages (what the OpenAI Agents SDK
+    logs for a streamed Chat Completions call)."""
+    if not str(attrs.get(f"{key}.mime_type", "")).startswith("application/json"):
+        return None
+    data = _maybe_json(attrs.get(f"{key}.value"), issues)
+    if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict):
+        data = data[0] if data[0].get("object") == "response" else data
+    if isinstance(data, dict) and data.get("object") == "response":
+        data = [item for item in data.get("output") or [] if isinstance(item, dict)
+                and item.get("type") == "message"]
+    if not isinstance(data, list) or not all(isinstance(m, dict) and "role" in m for m in data):
+        return None
+    return genai_messages(data, issues) or None
+
+
 def _oi_documents(attrs: Attrs, prefix: str) -> list[RetrievedDocument]:
     return [
         RetrievedDocument(id=_document_id(d), content=_text(d.get("document.content")),
@@ -75,7 +93,8 @@ def map_openinference(attrs: Attrs, facts: SpanFacts, issues: Counter[str]) -> b
     input_value, output_value = attrs.get("input.value"), attrs.get("output.value")
     if role == "llm":
         _first(facts, "input_messages", _oi_messages(attrs, "llm.input_messages.", issues))
-        _first(facts, "output_messages", _oi_messages(attrs, "llm.output_messages.", issues))
+        _first(facts, "output_messages", _oi_messages(attrs, "llm.output_messages.", issues)
+               or _payload_messages(attrs, "output", issues))
         _first(facts, "model", _str(attrs.get("llm.model_name"), issues, "model"))
         facts.input_tokens = facts.input_tokens or _int(attrs.get("llm.token_count.prompt"), issues)
         facts.output_tokens = facts.output_tokens or _int(attrs.get("llm.token_count.completion"), issues)
