@@ -31,4 +31,3 @@ class Metrics(IngestTelemetry, AssemblyTelemetry, SamplingTelemetry, JudgeTeleme
         self.task_failures = Counter(
             "assistant_background_task_failures", "Background tasks (assembly-tick, turn-pump, "
             "retention) that failed and were restarted, by task.", ["task"], registry=r)
-
