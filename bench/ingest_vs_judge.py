@@ -1,0 +1,136 @@
+"""Does a busy judge slow ingest? The same traffic through a running sidecar, judging off and on.
+
+    python bench/ingest_vs_judge.py [--traces 2000] [--repeat 3] [--modes off,thread,process]
+
+A sidecar process receives bench/ingest.py's RAG trace mix over its real receivers (gRPC and
+HTTP protobuf, half the requests each, at the same time). Modes:
+  off      sampling 0: no turn is kept, no judge runs (ingest alone);
+  thread   every turn kept, the local judge in the sidecar's process (judging.process: false);
+  process  every turn kept, the local judge in its own worker process (judging.process: true).
+Printed per mode: ingest throughput (spans per wall second until the last request is answered),
+spans per CPU-second of the sidecar's processes (the judge worker included), and the slowdown
+of ingest against `off`. Modes interleave run by run, medians of `--repeat`. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ingest import cpu_seconds, free_port, make_requests, send_grpc, send_http  # noqa: E402
+
+MODES = {
+    "off": "sampling: {default_rate: 0.0, always_keep: []}\n",
+    "thread": "sampling: {default_rate: 1.0}\njudging: {process: false}\n",
+    "process": "sampling: {default_rate: 1.0}\njudging: {process: true}\n",
+}
+
+
+def family(pid: int) -> list[int]:
+    """`pid` and its descendants (a judge worker and its helpers)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            todo.extend(int(child) for child in task.read_text().split())
+    return found
+
+
+def family_cpu(pid: int) -> float:
+    total = 0.0
+    for member in family(pid):
+        try:
+            total += cpu_seconds(member)
+        except FileNotFoundError:  # exited meanwhile
+            pass
+    return total
+
+
+async def send_both(ports: dict[str, int], bodies: list[bytes]) -> None:
+    await asyncio.gather(
+        send_grpc(f"127.0.0.1:{ports['grpc']}", bodies[0::2], 2),
+        send_http(f"http://127.0.0.1:{ports['http']}/v1/traces", bodies[1::2],
+                  "application/x-protobuf", 2))
+
+
+def run(mode: str, bodies: list[bytes], spans: int) -> tuple[float, float]:
+    """(ingest spans per wall second, spans per CPU-second of the sidecar's processes)."""
+    ports = {name: free_port() for name in ("grpc", "http", "admin")}
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "bench.yaml"
+        config.write_text(
+            f"receivers:\n  grpc: {{endpoint: '127.0.0.1:{ports['grpc']}'}}\n"
+            f"  http: {{endpoint: '127.0.0.1:{ports['http']}'}}\n"
+            f"admin: {{endpoint: '127.0.0.1:{ports['admin']}', recent_turns: 100}}\n"
+            "assembly: {root_grace_s: 0, max_traces: 100000, max_spans: 1000000}\n"
+            + MODES[mode] +
+            f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n"
+            "wal: {enabled: false}\n"
+            "log_level: WARNING\n")
+        sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
+                                    str(config)])
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{ports['admin']}/readyz", timeout=1)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+            if mode != "off":  # the judge warmed up (model loaded) before the clock starts
+                asyncio.run(send_both(ports, bodies[:2]))
+                time.sleep(3)
+            cpu0, t0 = family_cpu(sidecar.pid), time.perf_counter()
+            asyncio.run(send_both(ports, bodies))
+            wall, cpu = time.perf_counter() - t0, family_cpu(sidecar.pid) - cpu0
+            return spans / wall, spans / cpu
+        finally:
+            sidecar.terminate()
+            sidecar.wait(timeout=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", type=int, default=2000)
+    parser.add_argument("--batch", type=int, default=20, help="traces per export request")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--modes", default="off,thread,process",
+                        help="modes to compare: " + ", ".join(MODES))
+    args = parser.parse_args()
+    modes = args.modes.split(",")
+    if not set(modes) <= MODES.keys():
+        parser.error(f"--modes: expected some of {', '.join(MODES)}")
+
+    requests = make_requests(args.traces, args.batch)
+    bodies = [r.SerializeToString() for r in requests]
+    spans = sum(len(ss.spans) for r in requests for rs in r.resource_spans for ss in rs.scope_spans)
+    print(f"{args.traces} traces, {spans} spans, {len(bodies)} requests of {args.batch} traces "
+          f"(gRPC and HTTP protobuf at once); medians of {args.repeat} runs\n")
+    runs: dict[str, list[tuple[float, float]]] = {mode: [] for mode in modes}
+    for _ in range(args.repeat):  # interleaved: a machine busy meanwhile slows every mode alike
+        for mode in modes:
+            runs[mode].append(run(mode, bodies, spans))
+    medians = {mode: tuple(statistics.median(r[i] for r in runs[mode]) for i in range(2))
+               for mode in modes}
+    base = medians.get("off")
+    print(f"{'judging':10} {'ingest spans/s':>15} {'spans/cpu-s':>12} {'ingest vs off':>14}")
+    for mode, (wall, per_cpu) in medians.items():
+        change = f"{(wall / base[0] - 1) * 100:+.1f} %" if base and mode != "off" else ""
+        print(f"  {mode:8} {wall:>15,.0f} {per_cpu:>12,.0f} {change:>14}")
+
+
+if __name__ == "__main__":
+    main()
