@@ -5,11 +5,13 @@
 A sidecar process receives bench/ingest.py's RAG trace mix over its real receivers (gRPC and
 HTTP protobuf, half the requests each, at the same time). Modes:
   off      sampling 0: no turn is kept, no judge runs (ingest alone);
+  kept     every turn kept and stored, the judge held back (one call, then rate-limited): what
+           sampling and the store cost ingest, without a judge burning CPU;
   thread   every turn kept, the local judge in the sidecar's process (judging.process: false);
   process  every turn kept, the local judge in its own worker process (judging.process: true).
 Printed per mode: ingest throughput (spans per wall second until the last request is answered),
 spans per CPU-second of the sidecar's processes (the judge worker included), and the slowdown
-of ingest against `off`. Modes interleave run by run, medians of `--repeat`. Nothing is asserted.
+of ingest against `off` and against `kept` (what the judge's own CPU work costs ingest). Modes interleave run by run, medians of `--repeat`. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from ingest import cpu_seconds, free_port, make_requests, send_grpc, send_http  
 
 MODES = {
     "off": "sampling: {default_rate: 0.0, always_keep: []}\n",
+    # Kept and stored, but the judge call rate-limited to one: sampling and the store's share.
+    "kept": "sampling: {default_rate: 1.0}\njudging: {calls_per_minute: 0.001}\n",
     "thread": "sampling: {default_rate: 1.0}\njudging: {process: false}\n",
     "process": "sampling: {default_rate: 1.0}\njudging: {process: true}\n",
 }
@@ -107,7 +111,7 @@ def main() -> None:
     parser.add_argument("--traces", type=int, default=2000)
     parser.add_argument("--batch", type=int, default=20, help="traces per export request")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--modes", default="off,thread,process",
+    parser.add_argument("--modes", default="off,kept,thread,process",
                         help="modes to compare: " + ", ".join(MODES))
     args = parser.parse_args()
     modes = args.modes.split(",")
@@ -125,11 +129,11 @@ def main() -> None:
             runs[mode].append(run(mode, bodies, spans))
     medians = {mode: tuple(statistics.median(r[i] for r in runs[mode]) for i in range(2))
                for mode in modes}
-    base = medians.get("off")
-    print(f"{'judging':10} {'ingest spans/s':>15} {'spans/cpu-s':>12} {'ingest vs off':>14}")
+    print(f"{'judging':10} {'ingest spans/s':>15} {'spans/cpu-s':>12} {'vs off':>9} {'vs kept':>9}")
     for mode, (wall, per_cpu) in medians.items():
-        change = f"{(wall / base[0] - 1) * 100:+.1f} %" if base and mode != "off" else ""
-        print(f"  {mode:8} {wall:>15,.0f} {per_cpu:>12,.0f} {change:>14}")
+        changes = [f"{(wall / medians[base][0] - 1) * 100:+.1f} %"
+                   if base in medians and mode != base else "" for base in ("off", "kept")]
+        print(f"  {mode:8} {wall:>15,.0f} {per_cpu:>12,.0f} {changes[0]:>9} {changes[1]:>9}")
 
 
 if __name__ == "__main__":

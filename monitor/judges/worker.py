@@ -11,7 +11,8 @@ the result comes back as one. Calls are one at a time (one child: at most one co
 A child that dies mid-turn fails that call with JudgeError, so the stage puts the turn back and
 judges it again (counted against `max_attempts`: a turn that kills the judge every time is given
 up, not retried for ever); the next call starts a fresh child. A call cut short (stop) kills the
-child, so no stale reply can answer a later turn.
+child, so no stale reply can answer a later turn. The child runs at a lower scheduling priority
+(nice 10): on a machine short of cores, judging takes the CPU that ingest leaves.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import asyncio
 import dataclasses
 import logging
 import multiprocessing
+import os
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -29,12 +31,15 @@ from monitor.model import AssistantTurn
 
 log = logging.getLogger(__name__)
 
+_NICE = 10  # the child's scheduling priority below the sidecar's
 _STOP_S = 5.0  # how long a child may take to exit before it is killed
 
 
 def _serve(conn: Connection, settings: dict[str, Any]) -> None:
     """The child: build the judge, then answer turns until the pipe closes."""
     from monitor.judges.local import LocalJudge
+
+    os.nice(_NICE)  # where cores are short, the scheduler serves the receivers first
 
     judge = LocalJudge(LocalJudgeSettings.model_validate(settings))
     while True:
