@@ -11,7 +11,8 @@ HTTP protobuf, half the requests each, at the same time). Modes:
   process  every turn kept, the local judge in its own worker process (judging.process: true).
 Printed per mode: ingest throughput (spans per wall second until the last request is answered),
 spans per CPU-second of the sidecar's processes (the judge worker included), and the slowdown
-of ingest against `off` and against `kept` (what the judge's own CPU work costs ingest). Modes interleave run by run, medians of `--repeat`. Nothing is asserted.
+of ingest against `off` and against `kept` (what the judge's own CPU work costs
+ingest). Modes interleave run by run, medians of `--repeat`. Nothing is asserted.
 """
 
 from __future__ import annotations
