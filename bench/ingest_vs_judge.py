@@ -1,6 +1,7 @@
 """Does a busy judge slow ingest? The same traffic through a running sidecar, judging off and on.
 
-    python bench/ingest_vs_judge.py [--traces 2000] [--repeat 3] [--modes off,thread,process]
+    python bench/ingest_vs_judge.py [--traces 10000] [--repeat 3] [--modes off,kept,thread,process]
+                                    [--before DIR]
 
 A sidecar process receives bench/ingest.py's RAG trace mix over its real receivers (gRPC and
 HTTP protobuf, half the requests each, at the same time). Modes:
@@ -12,7 +13,10 @@ HTTP protobuf, half the requests each, at the same time). Modes:
 Printed per mode: ingest throughput (spans per wall second until the last request is answered),
 spans per CPU-second of the sidecar's processes (the judge worker included), and the slowdown
 of ingest against `off` and against `kept` (what the judge's own CPU work costs
-ingest). Modes interleave run by run, medians of `--repeat`. Nothing is asserted.
+ingest). `--before DIR` adds the same rows for the sidecar of another source tree (a checkout of
+an earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`), which has no `judging.process`
+(its judge runs in a thread). Modes interleave run by run, medians of `--repeat`. Nothing is
+asserted.
 """
 
 from __future__ import annotations
@@ -69,8 +73,10 @@ async def send_both(ports: dict[str, int], bodies: list[bytes]) -> None:
                   "application/x-protobuf", 2))
 
 
-def run(mode: str, bodies: list[bytes], spans: int) -> tuple[float, float]:
-    """(ingest spans per wall second, spans per CPU-second of the sidecar's processes)."""
+def run(mode: str, bodies: list[bytes], spans: int, source: Path | None) -> tuple[float, float]:
+    """(ingest spans per wall second, spans per CPU-second of the sidecar's processes); the
+    sidecar of the source tree `source` (None: this one)."""
+    modes = MODES if source is None else {**MODES, "thread": "sampling: {default_rate: 1.0}\n"}
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "bench.yaml"
@@ -79,12 +85,12 @@ def run(mode: str, bodies: list[bytes], spans: int) -> tuple[float, float]:
             f"  http: {{endpoint: '127.0.0.1:{ports['http']}'}}\n"
             f"admin: {{endpoint: '127.0.0.1:{ports['admin']}', recent_turns: 100}}\n"
             "assembly: {root_grace_s: 0, max_traces: 100000, max_spans: 1000000}\n"
-            + MODES[mode] +
+            + modes[mode] +
             f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n"
             "wal: {enabled: false}\n"
             "log_level: WARNING\n")
         sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
-                                    str(config)])
+                                    str(config)], cwd=source)  # -m imports from cwd
         try:
             deadline = time.monotonic() + 60
             while True:
@@ -109,32 +115,38 @@ def run(mode: str, bodies: list[bytes], spans: int) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--traces", type=int, default=2000)
+    parser.add_argument("--traces", type=int, default=10000)
     parser.add_argument("--batch", type=int, default=20, help="traces per export request")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--modes", default="off,kept,thread,process",
                         help="modes to compare: " + ", ".join(MODES))
+    parser.add_argument("--before", type=Path, help="an earlier source tree to compare with")
     args = parser.parse_args()
     modes = args.modes.split(",")
     if not set(modes) <= MODES.keys():
         parser.error(f"--modes: expected some of {', '.join(MODES)}")
+    trees: dict[str, Path | None] = {"": None}
+    if args.before:
+        trees = {"before ": args.before.resolve(), "": None}
+    rows = [(tree, mode) for tree in trees for mode in modes
+            if not (trees[tree] and mode == "process")]
 
     requests = make_requests(args.traces, args.batch)
     bodies = [r.SerializeToString() for r in requests]
     spans = sum(len(ss.spans) for r in requests for rs in r.resource_spans for ss in rs.scope_spans)
     print(f"{args.traces} traces, {spans} spans, {len(bodies)} requests of {args.batch} traces "
           f"(gRPC and HTTP protobuf at once); medians of {args.repeat} runs\n")
-    runs: dict[str, list[tuple[float, float]]] = {mode: [] for mode in modes}
+    runs: dict[tuple[str, str], list[tuple[float, float]]] = {row: [] for row in rows}
     for _ in range(args.repeat):  # interleaved: a machine busy meanwhile slows every mode alike
-        for mode in modes:
-            runs[mode].append(run(mode, bodies, spans))
-    medians = {mode: tuple(statistics.median(r[i] for r in runs[mode]) for i in range(2))
-               for mode in modes}
-    print(f"{'judging':10} {'ingest spans/s':>15} {'spans/cpu-s':>12} {'vs off':>9} {'vs kept':>9}")
-    for mode, (wall, per_cpu) in medians.items():
-        changes = [f"{(wall / medians[base][0] - 1) * 100:+.1f} %"
-                   if base in medians and mode != base else "" for base in ("off", "kept")]
-        print(f"  {mode:8} {wall:>15,.0f} {per_cpu:>12,.0f} {changes[0]:>9} {changes[1]:>9}")
+        for tree, mode in rows:
+            runs[tree, mode].append(run(mode, bodies, spans, trees[tree]))
+    medians = {row: tuple(statistics.median(r[i] for r in runs[row]) for i in range(2))
+               for row in rows}
+    print(f"{'judging':16} {'ingest spans/s':>15} {'spans/cpu-s':>12} {'vs off':>9} {'vs kept':>9}")
+    for (tree, mode), (wall, per_cpu) in medians.items():
+        changes = [f"{(wall / medians[tree, base][0] - 1) * 100:+.1f} %"
+                   if (tree, base) in medians and mode != base else "" for base in ("off", "kept")]
+        print(f"  {tree + mode:14} {wall:>15,.0f} {per_cpu:>12,.0f} {changes[0]:>9} {changes[1]:>9}")
 
 
 if __name__ == "__main__":

@@ -84,3 +84,23 @@ async def test_a_worker_killed_mid_turn_is_restarted_and_the_turn_judged_exactly
     assert len(metrics) == len(set(metrics)) > 0  # one verdict per metric: judged once
     assert judge.pid is None and gone(pid)  # stop took the child down
     store.close()
+
+
+async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it() -> None:
+    from monitor.app import Sidecar
+    from tests.conftest import test_settings
+
+    sidecar = Sidecar(test_settings(), registry=CollectorRegistry())
+    judge = sidecar.judging.judges[0]
+    assert isinstance(judge, ProcessJudge)
+    await sidecar.start()
+    try:
+        await sidecar.downstream.consume(TURN)
+        await wait_until(lambda: sidecar.store.backlog() == 0)
+        pid = judge.pid
+        assert pid is not None and pid != os.getpid()
+        assert sidecar.metrics.registry.get_sample_value("assistant_turns_judged_total", {
+            "service": "bot", "route": "none", "judge": "local"}) == 1
+    finally:
+        await sidecar.stop()
+    assert judge.pid is None and gone(pid)

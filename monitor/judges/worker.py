@@ -48,10 +48,13 @@ def _serve(conn: Connection, settings: dict[str, Any]) -> None:
         except (EOFError, KeyboardInterrupt):
             return
         try:
-            result = judge.judge_sync(AssistantTurn.model_validate(turn))
-            conn.send(("ok", dataclasses.asdict(result)))
+            reply = ("ok", dataclasses.asdict(judge.judge_sync(AssistantTurn.model_validate(turn))))
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which retries the turn
-            conn.send(("error", type(exc).__name__))  # the type only: text may quote the turn
+            reply = ("error", type(exc).__name__)  # the type only: its text may quote the turn
+        try:
+            conn.send(reply)
+        except OSError:  # the sidecar is gone (killed): so is its turn's claim
+            return
 
 
 def result_from_dict(data: dict[str, Any]) -> JudgeResult:
