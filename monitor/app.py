@@ -42,7 +42,7 @@ from monitor.judges.factory import build_judges
 from monitor.judges.stage import JudgeStage
 from monitor.model import AssistantTurn, TurnConsumer
 from monitor.sample.stage import SamplingStage
-from monitor.store import Store
+from monitor.store import Store, ThreadedStore
 from monitor.telemetry import Metrics
 
 log = logging.getLogger(__name__)
@@ -62,13 +62,13 @@ class Sidecar:
         self.assembler = TurnAssembler(settings.assembly, self.metrics)
         self.services = LabelGuard(settings.labels.services, settings.labels.max_values)
         self.routes = LabelGuard(settings.labels.routes, settings.labels.max_values)
-        self.store: Store | None = None
+        self.store: ThreadedStore | None = None  # its SQLite calls on a thread of its own
         self.judging: JudgeStage | None = None
         self.evaluations: EvaluationExporter | None = None
         if downstream is None:
             if judges is None:
                 judges = build_judges(settings, self.metrics)
-            self.store = Store(settings.store.path)
+            self.store = ThreadedStore(Store(settings.store.path))
             verdicts = VerdictMetrics(self.metrics, self.services, self.routes)
             drift = (DriftMonitor(settings.drift, self.metrics, self.services, self.routes)
                      if settings.drift.enabled else None)
@@ -164,7 +164,7 @@ class Sidecar:
         if self.evaluations is not None:  # flushes, bounded by its exporter's timeout
             await asyncio.to_thread(self.evaluations.shutdown)
         if self.store is not None:
-            self.store.close()
+            await self.store.close()
             self.store = None
         if self.wal is not None:
             await self.wal.close()
@@ -296,7 +296,7 @@ class Sidecar:
         while True:
             if self.store is not None:
                 cutoff = time.time() - self.settings.store.retention_days * 86400
-                purged = self.store.purge(cutoff)
+                purged = await self.store.purge(cutoff)  # batches, off the loop
                 if purged:
                     log.info("retention: purged %d judged turns", purged)
             await asyncio.sleep(RETENTION_EVERY_S)
@@ -309,7 +309,7 @@ class Sidecar:
                 await self.recent.consume(turn)
                 await self.downstream.consume(turn)
                 if self.kafka is not None:
-                    self.kafka.passed_on(trace_id)  # decided against: its offsets may commit
+                    await self.kafka.passed_on(trace_id)  # decided against: its offsets may commit
                 if self.wal is not None:
                     self.wal.settle(trace_id)  # its logged requests need not be replayed
             except Exception as exc:  # a failing stage must not stop the pipeline

@@ -336,6 +336,9 @@ class JudgeInputSettings(_Section):
 
 class JudgingSettings(_Section):
     workers: int = Field(2, gt=0, le=64)
+    # The local judge in its own worker process, so its CPU work cannot slow ingest
+    # (bench/ingest_vs_judge.py).
+    process: bool = True
     calls_per_minute: float | None = Field(None, gt=0)  # judge-call rate limit; None: unlimited
     daily_token_budget: int | None = Field(None, gt=0)  # judge tokens per UTC day
     max_attempts: int = Field(3, gt=0)  # a turn whose judging fails this often is marked failed

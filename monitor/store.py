@@ -13,13 +13,15 @@ put back to `pending` by `recover()` at start-up.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from monitor.model import AssistantTurn, JudgeResult
 
@@ -64,6 +66,9 @@ CREATE TABLE IF NOT EXISTS judge_costs (
     PRIMARY KEY (trace_id, judge)
 );
 """
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,15 +229,23 @@ class Store:
         for row in rows:
             yield AssistantTurn.model_validate_json(row["turn_json"])
 
-    def purge(self, older_than: float) -> int:
-        """Retention: drop judged and failed turns (and their verdicts) older than the cut-off."""
+    def purge(self, older_than: float, batch: int = 500) -> int:
+        """Retention: drop judged and failed turns (and their verdicts) older than the cut-off,
+        `batch` turns a transaction (a long transaction would hold the writer lock)."""
+        total = 0
+        while purged := self.purge_batch(older_than, batch):
+            total += purged
+        return total
+
+    def purge_batch(self, older_than: float, limit: int) -> int:
+        """One transaction of `purge`: at most `limit` turns; how many went."""
         with self._transaction():
-            old = "SELECT trace_id FROM turns WHERE received_at < ? AND state IN ('judged', 'failed')"
-            self.db.execute(f"DELETE FROM verdicts WHERE trace_id IN ({old})", (older_than,))
-            self.db.execute(f"DELETE FROM judge_costs WHERE trace_id IN ({old})", (older_than,))
-            return self.db.execute(
-                "DELETE FROM turns WHERE received_at < ? AND state IN ('judged', 'failed')",
-                (older_than,)).rowcount
+            old = [(row[0],) for row in self.db.execute(
+                "SELECT trace_id FROM turns WHERE received_at < ? AND state IN ('judged', 'failed')"
+                " LIMIT ?", (older_than, limit))]
+            for table in ("verdicts", "judge_costs", "turns"):
+                self.db.executemany(f"DELETE FROM {table} WHERE trace_id = ?", old)
+        return len(old)
 
     def _transaction(self) -> Any:
         return _Transaction(self.db)
@@ -247,3 +260,68 @@ class _Transaction:
 
     def __exit__(self, exc_type: object, *_: object) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+class ThreadedStore:
+    """The sidecar's store: the same operations, awaited, each run on one thread of its own, so
+    the event loop serving the receivers never waits on SQLite (a commit's fsync, a busy lock,
+    a purge). One thread: the calls keep their order and the connection is used by one thread
+    at a time. `backlog()` is a counter in memory and stays synchronous; `sync` is the Store
+    underneath, for reads outside the sidecar's hot path (the CLI, tests).
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.sync = store
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
+
+    async def _run(self, call: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, call, *args)
+
+    def backlog(self) -> int:
+        return self.sync.backlog()
+
+    async def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool:
+        return await self._run(self.sync.enqueue, turn, reason, probability)
+
+    async def recover(self) -> int:
+        return await self._run(self.sync.recover)
+
+    async def claim(self) -> Claimed | None:
+        """A claim cut short (stop) still happens on the store's thread: it is put back."""
+        claiming = asyncio.ensure_future(self._run(self.sync.claim))
+        try:
+            return await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            claimed = await claiming
+            if claimed is not None:
+                await self.release(claimed.trace_id, retry_at=0.0)
+            raise
+
+    async def complete(self, trace_id: str, results: list[JudgeResult]) -> None:
+        await self._run(self.sync.complete, trace_id, results)
+
+    async def fail(self, trace_id: str, error: str, retry_at: float | None) -> None:
+        await self._run(self.sync.fail, trace_id, error, retry_at)
+
+    async def release(self, trace_id: str, retry_at: float) -> None:
+        await self._run(self.sync.release, trace_id, retry_at)
+
+    async def state(self, trace_id: str) -> str | None:
+        return await self._run(self.sync.state, trace_id)
+
+    async def withdraw(self, trace_ids: set[str]) -> set[str]:
+        return await self._run(self.sync.withdraw, trace_ids)
+
+    async def tokens_since(self, since: float) -> int:
+        return await self._run(self.sync.tokens_since, since)
+
+    async def purge(self, older_than: float, batch: int = 500) -> int:
+        """`Store.purge`, one batch a call on the store's thread: judging goes on between them."""
+        total = 0
+        while purged := await self._run(self.sync.purge_batch, older_than, batch):
+            total += purged
+        return total
+
+    async def close(self) -> None:
+        await self._run(self.sync.close)
+        self._thread.shutdown(wait=False)

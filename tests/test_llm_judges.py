@@ -393,7 +393,7 @@ async def test_outage_then_recovery_through_the_sidecar_loses_no_turn(tmp_path) 
                     answer=case.answer, documents=[RetrievedDocument(content=d)
                                                    for d in case.documents]))
             await asyncio.sleep(2.5)  # the endpoint stays down for a while
-            store = sidecar.store
+            store = sidecar.store.sync  # reads beside the sidecar's store thread
             assert store.turns(state="failed", limit=100) == []
             assert store.backlog() == len(ALL)
             down["on"] = False

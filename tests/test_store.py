@@ -91,3 +91,46 @@ def test_released_turns_spend_no_attempt_and_settled_turns_stay_settled(tmp_path
     store.release(turn(1).trace_id, retry_at=0.0)
     assert store.show(turn(1).trace_id)["state"] == "judged"
     assert store.claim() is None and store.backlog() == 0
+
+
+async def test_the_sidecars_store_waits_on_sqlite_off_the_event_loop(tmp_path: Path) -> None:
+    """Another connection holds the write lock: the enqueue waits for it on the store's thread
+    while the event loop keeps serving; it lands once the lock is let go."""
+    import asyncio
+
+    from monitor.store import ThreadedStore
+
+    store = ThreadedStore(Store(tmp_path / "s.db"))
+    other = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    enqueue = asyncio.create_task(store.enqueue(turn(1), "rate", 1.0))
+    ticks = 0
+    while ticks < 20:  # the loop runs while SQLite waits for the lock
+        await asyncio.sleep(0.01)
+        ticks += 1
+    assert not enqueue.done()
+    other.execute("COMMIT")
+    assert await asyncio.wait_for(enqueue, 10)
+    claimed = await store.claim()
+    assert claimed is not None and claimed.trace_id == turn(1).trace_id
+    await store.complete(claimed.trace_id, result())
+    assert store.backlog() == 0 and await store.state(claimed.trace_id) == "judged"
+    other.close()
+    await store.close()
+
+
+async def test_retention_purges_in_batches_and_keeps_pending_turns(tmp_path: Path) -> None:
+    from monitor.store import ThreadedStore
+
+    sync = Store(tmp_path / "s.db")
+    for n in range(1, 1206):
+        sync.enqueue(turn(n), "rate", 1.0)
+        if n <= 1203:
+            sync.complete(sync.claim().trace_id, result())
+    store = ThreadedStore(sync)
+    assert await store.purge(older_than=float("inf"), batch=100) == 1203
+    assert sorted(t["trace_id"] for t in sync.turns(limit=10)) == [turn(1204).trace_id,
+                                                                   turn(1205).trace_id]
+    assert sync.db.execute("SELECT count(*) FROM verdicts").fetchone()[0] == 0
+    assert sync.db.execute("SELECT count(*) FROM judge_costs").fetchone()[0] == 0
+    await store.close()

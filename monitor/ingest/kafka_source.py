@@ -166,9 +166,9 @@ class JudgedTurns(Protocol):
     """What the source asks of the judge queue (the store, injected by the sidecar): whether a
     turn is being judged, and to hand back sampled turns of partitions it no longer owns."""
 
-    def state(self, trace_id: str) -> str | None: ...
+    async def state(self, trace_id: str) -> str | None: ...
 
-    def withdraw(self, trace_ids: set[str]) -> set[str]: ...
+    async def withdraw(self, trace_ids: set[str]) -> set[str]: ...
 
 
 class KafkaSource:
@@ -246,9 +246,9 @@ class KafkaSource:
         self.discard(ours)  # withdrawn turns among them: assembled again if re-read here
         withdrawn: set[str] = set()
         if self.store is not None and ours:
-            withdrawn = self.store.withdraw({t.hex() for t in ours})
+            withdrawn = await self.store.withdraw({t.hex() for t in ours})
             in_flight = {t for t in ours if t.hex() not in withdrawn
-                         and self.store.state(t.hex()) == "judging"}
+                         and await self.store.state(t.hex()) == "judging"}
             if leaving:  # finish them (bounded); one not finished in time is left to the group
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(_FINISH_JUDGING_S):
@@ -361,12 +361,12 @@ class KafkaSource:
 
     # -- settling --------------------------------------------------------------------------
 
-    def passed_on(self, trace_id: bytes) -> None:
+    async def passed_on(self, trace_id: bytes) -> None:
         """The turn went through sampling: settled now, unless it waits in the store for a
         judge (sampled now, or earlier by this replica and re-read)."""
         if not self.tracker.waits_for(trace_id):
             return
-        state = self.store.state(trace_id.hex()) if self.store is not None else None
+        state = await self.store.state(trace_id.hex()) if self.store is not None else None
         if state not in ("pending", "judging"):
             self.tracker.settle(trace_id, judged=state is not None)
 

@@ -32,8 +32,13 @@ def _evaluators(settings: Settings) -> Judge | None:
 
 
 def build_judge(settings: Settings, metrics: JudgeTelemetry) -> Judge:
-    """The quality judge."""
+    """The quality judge; the local one in its own worker process with `judging.process`
+    (LLM judges wait on the network: they stay in the sidecar's process)."""
     if not settings.judging.llm.endpoints:
+        if settings.judging.process:
+            from monitor.judges.worker import ProcessJudge
+
+            return ProcessJudge(settings.judging.local)
         from monitor.judges.local import LocalJudge
 
         return LocalJudge(settings.judging.local)

@@ -27,7 +27,7 @@ from monitor.config import JudgeInputSettings, JudgingSettings
 from monitor.judges.base import Judge, JudgeResult, JudgeUnavailable, close_judges
 from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn
-from monitor.store import Claimed, Store
+from monitor.store import Claimed, Store, ThreadedStore
 
 log = logging.getLogger(__name__)
 
@@ -92,11 +92,12 @@ def judge_input(turn: AssistantTurn, limits: JudgeInputSettings,
 
 
 class JudgeStage:
-    def __init__(self, settings: JudgingSettings, store: Store, judges: list[Judge],
+    def __init__(self, settings: JudgingSettings, store: Store | ThreadedStore, judges: list[Judge],
                  metrics: JudgeTelemetry, on_verdicts: OnVerdicts,
                  on_failed: Callable[[str], None] | None = None) -> None:
         self.settings = settings
-        self.store = store
+        # Its SQLite calls off the event loop (a plain Store: this stage gives it a thread).
+        self.store = store if isinstance(store, ThreadedStore) else ThreadedStore(store)
         self.judges = judges
         self.metrics = metrics
         self.on_verdicts = on_verdicts
@@ -116,7 +117,7 @@ class JudgeStage:
         return self._busy == 0 and self.store.backlog() == 0
 
     async def start(self) -> None:
-        recovered = self.store.recover()
+        recovered = await self.store.recover()
         if recovered:
             log.info("%d turns were being judged when the sidecar stopped; judging them again",
                      recovered)
@@ -154,7 +155,7 @@ class JudgeStage:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopped(), pause)
                 continue
-            claimed = self.store.claim()
+            claimed = await self.store.claim()
             if claimed is None:
                 self._work.clear()
                 with contextlib.suppress(TimeoutError):
@@ -164,7 +165,7 @@ class JudgeStage:
             try:
                 await self._judge(claimed)
             except asyncio.CancelledError:  # stopped mid-judgement: judged after restart
-                self.store.release(claimed.trace_id, retry_at=0.0)
+                await self.store.release(claimed.trace_id, retry_at=0.0)
                 raise
             finally:
                 self._busy -= 1
@@ -180,17 +181,18 @@ class JudgeStage:
                 results.append(await judge.judge(turn))
             except JudgeUnavailable as exc:
                 self.metrics.judge_requests.labels(judge.name, "unavailable").inc()
-                self.store.release(claimed.trace_id, retry_at=time.time() + exc.retry_after_s)
+                await self.store.release(claimed.trace_id,
+                                         retry_at=time.time() + exc.retry_after_s)
                 self._paused_until = max(self._paused_until, time.monotonic() + exc.retry_after_s)
                 log.warning("%s; %d turns wait in the store", exc, self.store.backlog())
                 return
             except Exception as exc:  # noqa: BLE001 - any judge failure is retried, then counted
                 # The type only: an exception's text may quote trace content.
                 self.metrics.judge_requests.labels(judge.name, "error").inc()
-                self._retry_or_fail(claimed, f"{judge.name}: {type(exc).__name__}")
+                await self._retry_or_fail(claimed, f"{judge.name}: {type(exc).__name__}")
                 return
         results = [r for r in results if r.verdicts or r.calls]  # judges with nothing to say
-        self.store.complete(claimed.trace_id, results)
+        await self.store.complete(claimed.trace_id, results)
         try:
             self.on_verdicts(claimed.turn, claimed.probability, results)
         except Exception as exc:  # noqa: BLE001 - the verdicts are stored; metrics must not stop us
@@ -201,13 +203,13 @@ class JudgeStage:
             await self._work.wait()
             self._work.clear()
 
-    def _retry_or_fail(self, claimed: Claimed, error: str) -> None:
+    async def _retry_or_fail(self, claimed: Claimed, error: str) -> None:
         if claimed.attempts >= self.settings.max_attempts:
-            self.store.fail(claimed.trace_id, error, retry_at=None)
+            await self.store.fail(claimed.trace_id, error, retry_at=None)
             self.metrics.turns_dropped.labels("judge_failed").inc()
             log.warning("giving up on a turn after %d attempts: %s", claimed.attempts, error)
             if self.on_failed is not None:
                 self.on_failed(claimed.trace_id)
         else:
             backoff = self.settings.retry_backoff_s * 2 ** (claimed.attempts - 1)
-            self.store.fail(claimed.trace_id, error, retry_at=time.time() + backoff)
+            await self.store.fail(claimed.trace_id, error, retry_at=time.time() + backoff)

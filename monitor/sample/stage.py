@@ -10,7 +10,7 @@ from monitor.config import SamplingSettings
 from monitor.model import AssistantTurn
 from monitor.sample.sampler import Sampler
 from monitor.sample.telemetry import SamplingTelemetry
-from monitor.store import Store
+from monitor.store import ThreadedStore
 
 _BUDGET_REFRESH_S = 5.0
 
@@ -18,7 +18,7 @@ _BUDGET_REFRESH_S = 5.0
 class SamplingStage:
     """A `TurnConsumer`: sampled turns go into the store's judge queue; `on_enqueued` wakes judges."""
 
-    def __init__(self, settings: SamplingSettings, store: Store, metrics: SamplingTelemetry,
+    def __init__(self, settings: SamplingSettings, store: ThreadedStore, metrics: SamplingTelemetry,
                  on_enqueued: Callable[[], None], daily_token_budget: int | None = None) -> None:
         self.settings = settings
         self.sampler = Sampler(settings)
@@ -29,13 +29,13 @@ class SamplingStage:
         self._budget_checked_at = 0.0
         self._budget_exhausted = False
 
-    def _over_budget(self) -> bool:
+    async def _over_budget(self) -> bool:
         if self.daily_token_budget is None:
             return False
         now = time.monotonic()
         if now - self._budget_checked_at > _BUDGET_REFRESH_S:
             midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-            spent = self.store.tokens_since(midnight.timestamp())
+            spent = await self.store.tokens_since(midnight.timestamp())
             self._budget_exhausted = spent >= self.daily_token_budget
             self._budget_checked_at = now
         return self._budget_exhausted
@@ -50,10 +50,10 @@ class SamplingStage:
         if backlog >= self.settings.max_backlog:
             self.metrics.turns_dropped.labels("backlog_full").inc()
             return
-        if self._over_budget():
+        if await self._over_budget():
             self.metrics.turns_dropped.labels("token_budget").inc()
             return
-        if not self.store.enqueue(turn, decision.reason, decision.probability):
+        if not await self.store.enqueue(turn, decision.reason, decision.probability):
             self.metrics.turns_dropped.labels("duplicate").inc()  # already stored: judged once
             return
         self.metrics.turns_sampled.labels(decision.reason).inc()

@@ -1,0 +1,153 @@
+"""Does a busy judge slow ingest? The same traffic through a running sidecar, judging off and on.
+
+    python bench/ingest_vs_judge.py [--traces 10000] [--repeat 3] [--modes off,kept,thread,process]
+                                    [--before DIR]
+
+A sidecar process receives bench/ingest.py's RAG trace mix over its real receivers (gRPC and
+HTTP protobuf, half the requests each, at the same time). Modes:
+  off      sampling 0: no turn is kept, no judge runs (ingest alone);
+  kept     every turn kept and stored, the judge held back (one call, then rate-limited): what
+           sampling and the store cost ingest, without a judge burning CPU;
+  thread   every turn kept, the local judge in the sidecar's process (judging.process: false);
+  process  every turn kept, the local judge in its own worker process (judging.process: true).
+Printed per mode: ingest throughput (spans per wall second until the last request is answered),
+spans per CPU-second of the sidecar's processes (the judge worker included), and the slowdown
+of ingest against `off` and against `kept` (what the judge's own CPU work costs
+ingest). `--before DIR` adds the same rows for the sidecar of another source tree (a checkout of
+an earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`), which has no `judging.process`
+(its judge runs in a thread). Modes interleave run by run, medians of `--repeat`. Nothing is
+asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ingest import cpu_seconds, free_port, make_requests, send_grpc, send_http  # noqa: E402
+
+MODES = {
+    "off": "sampling: {default_rate: 0.0, always_keep: []}\n",
+    # Kept and stored, but the judge call rate-limited to one: sampling and the store's share.
+    "kept": "sampling: {default_rate: 1.0}\njudging: {calls_per_minute: 0.001}\n",
+    "thread": "sampling: {default_rate: 1.0}\njudging: {process: false}\n",
+    "process": "sampling: {default_rate: 1.0}\njudging: {process: true}\n",
+}
+
+
+def family(pid: int) -> list[int]:
+    """`pid` and its descendants (a judge worker and its helpers)."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            todo.extend(int(child) for child in task.read_text().split())
+    return found
+
+
+def family_cpu(pid: int) -> float:
+    total = 0.0
+    for member in family(pid):
+        try:
+            total += cpu_seconds(member)
+        except FileNotFoundError:  # exited meanwhile
+            pass
+    return total
+
+
+async def send_both(ports: dict[str, int], bodies: list[bytes]) -> None:
+    await asyncio.gather(
+        send_grpc(f"127.0.0.1:{ports['grpc']}", bodies[0::2], 2),
+        send_http(f"http://127.0.0.1:{ports['http']}/v1/traces", bodies[1::2],
+                  "application/x-protobuf", 2))
+
+
+def run(mode: str, bodies: list[bytes], spans: int, source: Path | None) -> tuple[float, float]:
+    """(ingest spans per wall second, spans per CPU-second of the sidecar's processes); the
+    sidecar of the source tree `source` (None: this one)."""
+    modes = MODES if source is None else {**MODES, "thread": "sampling: {default_rate: 1.0}\n"}
+    ports = {name: free_port() for name in ("grpc", "http", "admin")}
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "bench.yaml"
+        config.write_text(
+            f"receivers:\n  grpc: {{endpoint: '127.0.0.1:{ports['grpc']}'}}\n"
+            f"  http: {{endpoint: '127.0.0.1:{ports['http']}'}}\n"
+            f"admin: {{endpoint: '127.0.0.1:{ports['admin']}', recent_turns: 100}}\n"
+            "assembly: {root_grace_s: 0, max_traces: 100000, max_spans: 1000000}\n"
+            + modes[mode] +
+            f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n"
+            "wal: {enabled: false}\n"
+            "log_level: WARNING\n")
+        sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
+                                    str(config)], cwd=source)  # -m imports from cwd
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{ports['admin']}/readyz", timeout=1)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+            if mode != "off":  # the judge warmed up (model loaded) before the clock starts
+                asyncio.run(send_both(ports, bodies[:2]))
+                time.sleep(3)
+            cpu0, t0 = family_cpu(sidecar.pid), time.perf_counter()
+            asyncio.run(send_both(ports, bodies))
+            wall, cpu = time.perf_counter() - t0, family_cpu(sidecar.pid) - cpu0
+            return spans / wall, spans / cpu
+        finally:
+            sidecar.terminate()
+            sidecar.wait(timeout=60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", type=int, default=10000)
+    parser.add_argument("--batch", type=int, default=20, help="traces per export request")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--modes", default="off,kept,thread,process",
+                        help="modes to compare: " + ", ".join(MODES))
+    parser.add_argument("--before", type=Path, help="an earlier source tree to compare with")
+    args = parser.parse_args()
+    modes = args.modes.split(",")
+    if not set(modes) <= MODES.keys():
+        parser.error(f"--modes: expected some of {', '.join(MODES)}")
+    trees: dict[str, Path | None] = {"": None}
+    if args.before:
+        trees = {"before ": args.before.resolve(), "": None}
+    rows = [(tree, mode) for tree in trees for mode in modes
+            if not (trees[tree] and mode == "process")]
+
+    requests = make_requests(args.traces, args.batch)
+    bodies = [r.SerializeToString() for r in requests]
+    spans = sum(len(ss.spans) for r in requests for rs in r.resource_spans for ss in rs.scope_spans)
+    print(f"{args.traces} traces, {spans} spans, {len(bodies)} requests of {args.batch} traces "
+          f"(gRPC and HTTP protobuf at once); medians of {args.repeat} runs\n")
+    runs: dict[tuple[str, str], list[tuple[float, float]]] = {row: [] for row in rows}
+    for _ in range(args.repeat):  # interleaved: a machine busy meanwhile slows every mode alike
+        for tree, mode in rows:
+            runs[tree, mode].append(run(mode, bodies, spans, trees[tree]))
+    medians = {row: tuple(statistics.median(r[i] for r in runs[row]) for i in range(2))
+               for row in rows}
+    print(f"{'judging':16} {'ingest spans/s':>15} {'spans/cpu-s':>12} {'vs off':>9} {'vs kept':>9}")
+    for (tree, mode), (wall, per_cpu) in medians.items():
+        changes = [f"{(wall / medians[tree, base][0] - 1) * 100:+.1f} %"
+                   if (tree, base) in medians and mode != base else "" for base in ("off", "kept")]
+        print(f"  {tree + mode:14} {wall:>15,.0f} {per_cpu:>12,.0f} {changes[0]:>9} {changes[1]:>9}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""The local judge in its own worker process (`judging.process: true`).
+
+    judge = ProcessJudge(settings.judging.local)   # a Judge; the child starts on first use
+    result = await judge.judge(turn)
+    await judge.aclose()                            # the child is gone when this returns
+
+The local judge is CPU-bound Python: in a thread of the sidecar it takes the interpreter lock
+from the receivers. Here it runs in a child process ('spawn': nothing of the sidecar's state is
+inherited) that builds the judge from its settings; a turn goes over a pipe as a plain dict and
+the result comes back as one. Calls are one at a time (one child: at most one core for judging).
+A child that dies mid-turn fails that call with JudgeError, so the stage puts the turn back and
+judges it again (counted against `max_attempts`: a turn that kills the judge every time is given
+up, not retried for ever); the next call starts a fresh child. A call cut short (stop) kills the
+child, so no stale reply can answer a later turn. The child runs at a lower scheduling priority
+(nice 10): on a machine short of cores, judging takes the CPU that ingest leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import multiprocessing
+import os
+from multiprocessing.connection import Connection
+from typing import Any
+
+from monitor.config import LocalJudgeSettings
+from monitor.judges.base import JudgeError, JudgeResult, Verdict
+from monitor.model import AssistantTurn
+
+log = logging.getLogger(__name__)
+
+_NICE = 10  # the child's scheduling priority below the sidecar's
+_STOP_S = 5.0  # how long a child may take to exit before it is killed
+
+
+def _serve(conn: Connection, settings: dict[str, Any]) -> None:
+    """The child: build the judge, then answer turns until the pipe closes."""
+    from monitor.judges.local import LocalJudge
+
+    os.nice(_NICE)  # where cores are short, the scheduler serves the receivers first
+
+    judge = LocalJudge(LocalJudgeSettings.model_validate(settings))
+    while True:
+        try:
+            turn = conn.recv()
+        except (EOFError, KeyboardInterrupt):
+            return
+        try:
+            reply = ("ok", dataclasses.asdict(judge.judge_sync(AssistantTurn.model_validate(turn))))
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which retries the turn
+            reply = ("error", type(exc).__name__)  # the type only: its text may quote the turn
+        try:
+            conn.send(reply)
+        except OSError:  # the sidecar is gone (killed): so is its turn's claim
+            return
+
+
+def result_from_dict(data: dict[str, Any]) -> JudgeResult:
+    verdicts = [Verdict(**verdict) for verdict in data.pop("verdicts")]
+    return JudgeResult(verdicts=verdicts, **data)
+
+
+class ProcessJudge:
+    name = "local"
+
+    def __init__(self, settings: LocalJudgeSettings) -> None:
+        self.settings = settings.model_dump(mode="json")
+        self._context = multiprocessing.get_context("spawn")
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self._conn: Connection | None = None
+        self._lock = asyncio.Lock()
+        self.starts = 0  # children started (a restart after a death counts)
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while one runs."""
+        process = self._process
+        return process.pid if process is not None and process.is_alive() else None
+
+    async def judge(self, turn: AssistantTurn) -> JudgeResult:
+        async with self._lock:
+            conn = self._conn if self._alive() else self._start()
+            try:
+                conn.send(turn.model_dump(mode="json"))
+                status, payload = await asyncio.to_thread(conn.recv)
+            except (EOFError, OSError, BrokenPipeError):
+                self._kill()
+                raise JudgeError("the judge worker process died; the turn is judged again by "
+                                 "a new one") from None
+            except BaseException:  # cancelled (stop) mid-turn: its reply must not answer another
+                self._kill()
+                raise
+        if status == "error":
+            raise JudgeError(f"local judge in the worker process failed: {payload}")
+        return result_from_dict(payload)
+
+    async def aclose(self) -> None:
+        """Ask the child to exit (close its pipe), kill it if it does not in time."""
+        async with asyncio.timeout(_STOP_S * 2):
+            process, conn = self._process, self._conn
+            self._process = self._conn = None
+            if conn is not None:
+                conn.close()
+            if process is not None:
+                await asyncio.to_thread(process.join, _STOP_S)
+                if process.is_alive():
+                    process.kill()
+                    await asyncio.to_thread(process.join, _STOP_S)
+
+    def _alive(self) -> bool:
+        return self._process is not None and self._process.is_alive() and self._conn is not None
+
+    def _start(self) -> Connection:
+        self._kill()
+        parent, child = self._context.Pipe()
+        process = self._context.Process(target=_serve, args=(child, self.settings),
+                                        name="assistant-monitor-judge", daemon=True)
+        process.start()
+        child.close()  # ours closed: the parent sees EOF when the child dies
+        self._process, self._conn = process, parent
+        self.starts += 1
+        if self.starts > 1:
+            log.warning("judge worker process restarted (%d starts)", self.starts)
+        return parent
+
+    def _kill(self) -> None:
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
+        if process is not None and process.is_alive():
+            process.kill()  # first: a thread reading the pipe sees its end, not a closed handle
+            process.join(_STOP_S)
+        if conn is not None:
+            conn.close()

@@ -1,0 +1,106 @@
+"""The local judge in its own worker process: the same verdicts, a killed child restarted with
+its turn judged exactly once, no child left after stop. A real spawned process, the real store."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+from prometheus_client import CollectorRegistry
+
+from monitor.config import JudgingSettings, LocalJudgeSettings
+from monitor.judges.base import JudgeResult
+from monitor.judges.local import LocalJudge
+from monitor.judges.stage import JudgeStage
+from monitor.judges.worker import ProcessJudge
+from monitor.model import AssistantTurn, RetrievedDocument
+from monitor.store import Store
+from monitor.telemetry import Metrics
+
+TURN = AssistantTurn(
+    trace_id="ab" * 16, service="bot", question="How long do refunds take?",
+    answer="Refunds are issued within 30 days. Express shipping takes one day. Hope this helps!",
+    documents=[RetrievedDocument(id="d1", content="Refunds are issued within 30 days of purchase."),
+               RetrievedDocument(id="d2", content="Our offices are closed on Sundays.")])
+
+
+async def wait_until(condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
+    async with asyncio.timeout(timeout_s):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+def gone(pid: int) -> bool:
+    return not Path(f"/proc/{pid}").exists()
+
+
+def comparable(result: JudgeResult) -> dict:
+    return {**dataclasses.asdict(result), "latency_s": None}
+
+
+async def test_verdicts_from_the_worker_process_equal_the_in_process_ones() -> None:
+    settings = LocalJudgeSettings()
+    in_process = LocalJudge(settings).judge_sync(TURN)
+    judge = ProcessJudge(settings)
+    try:
+        assert judge.pid is None  # nothing runs before the first turn
+        in_worker = await judge.judge(TURN)
+        pid = judge.pid
+        assert pid is not None and pid != os.getpid()
+    finally:
+        await judge.aclose()
+    assert comparable(in_worker) == comparable(in_process)
+    assert {v.metric for v in in_worker.verdicts} >= {"groundedness", "context_relevance"}
+    assert gone(pid)
+
+
+async def test_a_worker_killed_mid_turn_is_restarted_and_the_turn_judged_exactly_once(
+        tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    store.enqueue(TURN, "rate", 1.0)
+    judge = ProcessJudge(LocalJudgeSettings())
+    emitted: list[str] = []
+    stage = JudgeStage(JudgingSettings(workers=1, retry_backoff_s=0), store, [judge],
+                       Metrics(CollectorRegistry()),
+                       lambda turn, probability, results: emitted.append(turn.trace_id))
+    await stage.start()
+    try:
+        await wait_until(lambda: store.state(TURN.trace_id) == "judging" and judge.pid is not None)
+        killed = judge.pid
+        os.kill(killed, signal.SIGKILL)
+        await wait_until(lambda: store.state(TURN.trace_id) == "judged")
+        pid = judge.pid
+    finally:
+        await stage.stop()
+    assert judge.starts == 2 and pid != killed
+    assert emitted == [TURN.trace_id]
+    shown = store.show(TURN.trace_id)
+    assert shown["attempts"] == 2  # the killed attempt, then the one that judged it
+    metrics = [v["metric"] for v in shown["verdicts"]]
+    assert len(metrics) == len(set(metrics)) > 0  # one verdict per metric: judged once
+    assert judge.pid is None and gone(pid)  # stop took the child down
+    store.close()
+
+
+async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it() -> None:
+    from monitor.app import Sidecar
+    from tests.conftest import test_settings
+
+    sidecar = Sidecar(test_settings(), registry=CollectorRegistry())
+    judge = sidecar.judging.judges[0]
+    assert isinstance(judge, ProcessJudge)
+    await sidecar.start()
+    try:
+        await sidecar.downstream.consume(TURN)
+        await wait_until(lambda: sidecar.store.backlog() == 0)
+        pid = judge.pid
+        assert pid is not None and pid != os.getpid()
+        assert sidecar.metrics.registry.get_sample_value("assistant_turns_judged_total", {
+            "service": "bot", "route": "none", "judge": "local"}) == 1
+    finally:
+        await sidecar.stop()
+    assert judge.pid is None and gone(pid)
