@@ -240,6 +240,19 @@ async def send_grpc(endpoint: str, bodies: list[bytes], concurrency: int) -> Non
         await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
+def wait_ready(admin_port: int, timeout_s: float) -> None:
+    """Until the sidecar's /readyz answers 200 (its last error after `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{admin_port}/readyz", timeout=1)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
 WAL_MODES = {"off": "{enabled: false}", "on": "{enabled: true, fsync: true}",
              "nofsync": "{enabled: true, fsync: false}"}
 
@@ -263,15 +276,7 @@ def through_receiver(kind: str, bodies: list[bytes], spans: int,
         sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
                                     str(config)])
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{ports['admin']}/readyz", timeout=1)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
+            wait_ready(ports["admin"], 30)
             cpu0, t0 = cpu_seconds(sidecar.pid), time.perf_counter()
             if kind == "grpc":
                 asyncio.run(send_grpc(f"127.0.0.1:{ports['grpc']}", bodies, 4))

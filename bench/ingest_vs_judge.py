@@ -28,13 +28,19 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ingest import cpu_seconds, free_port, make_requests, send_grpc, send_http  # noqa: E402
+from ingest import (  # noqa: E402
+    cpu_seconds,
+    free_port,
+    make_requests,
+    send_grpc,
+    send_http,
+    wait_ready,
+)
 
 MODES = {
     "off": "sampling: {default_rate: 0.0, always_keep: []}\n",
@@ -92,15 +98,7 @@ def run(mode: str, bodies: list[bytes], spans: int, source: Path | None) -> tupl
         sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
                                     str(config)], cwd=source)  # -m imports from cwd
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{ports['admin']}/readyz", timeout=1)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)
+            wait_ready(ports["admin"], 60)
             if mode != "off":  # the judge warmed up (model loaded) before the clock starts
                 asyncio.run(send_both(ports, bodies[:2]))
                 time.sleep(3)
