@@ -96,7 +96,7 @@ async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it(
     await sidecar.start()
     try:
         await sidecar.downstream.consume(TURN)
-        await wait_until(lambda: sidecar.store.backlog() == 0)
+        await wait_until(lambda: sidecar.judging.idle)  # metrics follow the stored verdicts
         pid = judge.pid
         assert pid is not None and pid != os.getpid()
         assert sidecar.metrics.registry.get_sample_value("assistant_turns_judged_total", {

@@ -398,7 +398,7 @@ async def test_outage_then_recovery_through_the_sidecar_loses_no_turn(tmp_path) 
             assert store.backlog() == len(ALL)
             down["on"] = False
             async with asyncio.timeout(30):
-                while store.backlog():
+                while not sidecar.judging.idle:
                     await asyncio.sleep(0.1)
             judged = store.turns(state="judged", limit=100)
             assert len(judged) == len(ALL)
