@@ -232,10 +232,13 @@ async def test_retries_honour_retry_after() -> None:
 
 
 async def test_circuit_breaker_opens_fails_fast_and_recovers() -> None:
-    down = {"on": True}
+    down = {"on": True, "refused": 0}
 
     def script(request: dict[str, Any]) -> Reply:
-        return Reply(status=503) if down["on"] else judge_model(request)
+        if down["on"]:
+            down["refused"] += 1
+            return Reply(status=503)
+        return judge_model(request)
 
     with ScriptedOpenAIServer(script) as server:
         # One call at a time: the turn's second call waits for the first, so it is cancelled
@@ -372,10 +375,13 @@ async def test_outage_then_recovery_through_the_sidecar_loses_no_turn(tmp_path) 
     from tests.conftest import test_settings
     from tests.traffic import ALL
 
-    down = {"on": True}
+    down = {"on": True, "refused": 0}
 
     def script(request: dict[str, Any]) -> Reply:
-        return Reply(status=503) if down["on"] else judge_model(request)
+        if down["on"]:
+            down["refused"] += 1
+            return Reply(status=503)
+        return judge_model(request)
 
     with ScriptedOpenAIServer(script) as server:
         settings = test_settings(
@@ -392,7 +398,8 @@ async def test_outage_then_recovery_through_the_sidecar_loses_no_turn(tmp_path) 
                     trace_id=f"{n + 1:032x}", service="bot", question=case.question,
                     answer=case.answer, documents=[RetrievedDocument(content=d)
                                                    for d in case.documents]))
-            await asyncio.sleep(2.5)  # the endpoint stays down for a while
+            # Down for a while: the circuit opened, half-opened after its second and was refused.
+            await wait_until(lambda: down["refused"] >= 3, timeout_s=30)
             store = sidecar.store.sync  # reads beside the sidecar's store thread
             assert store.turns(state="failed", limit=100) == []
             assert store.backlog() == len(ALL)
