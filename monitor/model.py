@@ -2,7 +2,8 @@
 
 Hot path (one per span): `SpanFacts`, plain slotted dataclasses filled by the semantic-convention
 mapping. Once per turn: `AssistantTurn`, a validated pydantic model that the sampler, the judges
-and the store share.
+and the store share. What judges say about a turn (`Verdict`, `JudgeResult`, their typed details)
+is in monitor/verdict.py, importable from here too.
 """
 
 from __future__ import annotations

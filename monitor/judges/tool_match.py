@@ -147,8 +147,7 @@ class ToolCallScores:
         return min(self.name_precision, self.name_recall, self.argument_precision,
                    self.argument_recall) == 1.0
 
-    COUNTS = ("expected_calls", "actual_calls", "matched_names", "expected_arguments",
-              "actual_arguments", "matched_arguments", "matched_required")
+    COUNTS = ReferenceCounts.COUNTS
 
     def counts(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in self.COUNTS}
