@@ -177,14 +177,15 @@ class LocalJudge:
                       for w, cosine in zip(read, cosines, strict=True)]
             support, best, cosine = max(scored)
             number, start, end = passages[best]
-            found: dict[str, Any] = {"claim": claim, "label": "inferable" if support >= 0.5 else "ungrounded",
-                     "support": round(support, 4), "lexical": round(overlap[best], 4),
-                     "similarity": round(cosine, 4),
-                     "evidence": documents[number].id or f"document {number + 1}",
-                     "window": (start, end), "passage": texts[best]}
-            if checked_as[i] != claim:
-                found["checked_as"] = checked_as[i]
-            labelled.append(ClaimLabel(**found))  # `checked_as` only where it differs
+            # `checked_as` only where it differs: a detail records what was given
+            extra: dict[str, Any] = ({"checked_as": checked_as[i]} if checked_as[i] != claim
+                                     else {})
+            labelled.append(ClaimLabel(
+                claim=claim, label="inferable" if support >= 0.5 else "ungrounded",
+                support=round(support, 4), lexical=round(overlap[best], 4),
+                similarity=round(cosine, 4),
+                evidence=documents[number].id or f"document {number + 1}",
+                window=(start, end), passage=texts[best], **extra))
         grounded = sum(c.label == "inferable" for c in labelled)
         ungrounded = sum(c.label == "ungrounded" for c in labelled)
         score = grounded / (grounded + ungrounded) if grounded + ungrounded else 1.0
