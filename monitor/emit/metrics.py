@@ -44,8 +44,8 @@ class LabelGuard:
 
 class VerdictTelemetry:
     """The verdict metrics (the metric contract), what each judged turn cost, drift, and the
-    sampling-weighted sums: one instrument per family of `FAMILIES`, also an attribute named
-    by `Family.attribute` (`turns_judged`, `drift_score`, ...)."""
+    sampling-weighted sums: one instrument per family of `FAMILIES` (`verdict_families[name]`),
+    also an attribute named by `Family.attribute` (`turns_judged`, `drift_score`, ...)."""
 
     judge_requests: Counter  # declared by JudgeTelemetry: its outcome "ok" is counted here
     turns_judged: Counter
@@ -55,10 +55,10 @@ class VerdictTelemetry:
     drift_alert: Gauge
 
     def __init__(self, registry: CollectorRegistry) -> None:
-        self.families: dict[str, MetricWrapperBase] = {}
+        self.verdict_families: dict[str, MetricWrapperBase] = {}
         for family in FAMILIES:
             instrument = _instrument(family, registry)
-            self.families[family.name] = instrument
+            self.verdict_families[family.name] = instrument
             setattr(self, family.attribute, instrument)
 
 

@@ -37,7 +37,7 @@ class VerdictMetrics:
 
     def _add(self, family: Family, samples: Iterable[Sample], given: dict[str, str],
              exemplar: dict[str, str]) -> None:
-        instrument = self.m.families[family.name]
+        instrument = self.m.verdict_families[family.name]
         with_exemplar = exemplar if family.exemplar else None
         for values, amount in samples:
             child = instrument.labels(*family.label_values(given, values))
