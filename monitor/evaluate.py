@@ -86,10 +86,9 @@ def turn_metrics(results: list[JudgeResult]) -> dict[str, float]:
                 out["no_answer_rate"] = float(v.label == "no_answer")
             elif v.metric == "answer_relevance":
                 out["answer_irrelevance_rate"] = float(v.label == "irrelevant")
-            elif v.metric == "tool_calls":
-                for key in ("name_precision", "name_recall", "argument_precision",
-                            "argument_recall", "reliability"):
-                    out[f"tool_calls.{key}"] = v.details[key]
+            elif v.reference is not None:
+                for key in v.reference.SCORES:
+                    out[f"tool_calls.{key}"] = getattr(v.reference, key)
             elif v.score is not None:
                 out[v.metric] = v.score
     return out
@@ -152,8 +151,8 @@ async def judge_cases(cases: list[Case], judges: list[Judge], concurrency: int =
         async with semaphore:
             results = [await judge.judge(case.turn) for judge in judges]
         progress.update()
-        counts = next(({k: v.details[k] for k in ToolCallScores.COUNTS}
-                       for r in results for v in r.verdicts if v.metric == "tool_calls"), None)
+        counts = next((v.reference.counts() for r in results for v in r.verdicts
+                       if v.reference is not None), None)
         return {"id": case.id, "scenario_type": case.scenario_type, "labels": case.labels,
                 "metrics": turn_metrics(results), "tool_counts": counts,
                 "verdicts": [{"judge": r.judge, "metric": v.metric, "label": v.label,

@@ -2,7 +2,8 @@
 
 Hot path (one per span): `SpanFacts`, plain slotted dataclasses filled by the semantic-convention
 mapping. Once per turn: `AssistantTurn`, a validated pydantic model that the sampler, the judges
-and the store share.
+and the store share. What judges say about a turn (`Verdict`, `JudgeResult`, their typed details)
+is in monitor/verdict.py, importable from here too.
 """
 
 from __future__ import annotations
@@ -11,6 +12,21 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
+
+from monitor.verdict import (  # noqa: F401 - verdicts: the shared vocabulary, from here too
+    CLAIM_LABELS,
+    LABELS,
+    Agreement,
+    CallLabel,
+    ClaimLabel,
+    DocumentLabel,
+    JudgeResult,
+    Metric,
+    ReferenceCounts,
+    Signals,
+    ToolCallPair,
+    Verdict,
+)
 
 SpanRole = Literal["llm", "retrieval", "tool", "agent", "chain", "other"]
 
@@ -138,45 +154,3 @@ class TurnConsumer(Protocol):
     """The one interface between stages after assembly."""
 
     async def consume(self, turn: AssistantTurn) -> None: ...
-
-
-# -- verdicts: what judges say about a turn ------------------------------------------------
-
-Metric = Literal["context_relevance", "answer_relevance", "completeness", "groundedness",
-                 "tool_use", "tool_calls"]
-
-LABELS: dict[str, tuple[str, ...]] = {
-    "answer_relevance": ("relevant", "irrelevant"),
-    "completeness": ("complete", "incomplete", "no_answer"),
-}
-CLAIM_LABELS = ("inferable", "generic", "ungrounded")
-
-
-@dataclass(slots=True)
-class Verdict:
-    metric: Metric
-    label: str | None = None
-    score: float | None = None
-    rationale: str = ""
-    details: dict[str, Any] = field(default_factory=dict)  # per-document / per-claim labels
-
-    def __post_init__(self) -> None:
-        valid = LABELS.get(self.metric)
-        if valid is not None and self.label not in valid:
-            raise ValueError(f"{self.metric} label {self.label!r} is not one of {valid}")
-        if self.score is not None and not 0.0 <= self.score <= 1.0:
-            raise ValueError(f"{self.metric} score {self.score} is outside 0..1")
-
-
-@dataclass(slots=True)
-class JudgeResult:
-    judge: str
-    verdicts: list[Verdict]
-    calls: int = 0  # LLM calls made
-    input_tokens: int = 0
-    output_tokens: int = 0
-    latency_s: float = 0.0
-    prompt_version: str | None = None
-
-    def get(self, metric: Metric) -> Verdict | None:
-        return next((v for v in self.verdicts if v.metric == metric), None)

@@ -135,7 +135,7 @@ class Store:
                     " rationale, details_json, prompt_version, created_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(trace_id, result.judge, v.metric, v.label, v.score, v.rationale,
-                      json.dumps(v.details, default=str), result.prompt_version, now)
+                      json.dumps(v.details(), default=str), result.prompt_version, now)
                      for v in result.verdicts])
                 self.db.execute(
                     "INSERT INTO judge_costs VALUES (?, ?, ?, ?, ?, ?, ?)",

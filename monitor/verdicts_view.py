@@ -17,6 +17,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from monitor.model import DocumentLabel, Verdict
 from monitor.store import Store
 
 METRICS = ("context_relevance", "answer_relevance", "completeness", "groundedness", "tool_use",
@@ -90,20 +91,26 @@ def turns_table(rows: list[dict[str, Any]], metric: str | None = None) -> Table:
     return table
 
 
-def _documents(turn: dict[str, Any], verdicts: list[dict[str, Any]]) -> Table:
-    labels: dict[Any, dict[str, Any]] = {}
-    relevance = next((v for v in verdicts if v["metric"] == "context_relevance"), None)
-    for i, d in enumerate((relevance or {}).get("details", {}).get("documents", [])):
-        labels[d.get("id") or d.get("index", i + 1)] = d  # local judge: by id; LLM: by position
+def _typed(verdict: dict[str, Any]) -> Verdict:
+    """A stored verdict as the judge gave it (its details typed)."""
+    return Verdict.from_details(verdict["metric"], verdict["label"], verdict["score"],
+                                verdict["rationale"] or "", verdict.get("details") or {})
+
+
+def _documents(turn: dict[str, Any], verdicts: list[Verdict]) -> Table:
+    labels: dict[Any, DocumentLabel] = {}
+    relevance = next((v for v in verdicts if v.metric == "context_relevance"), None)
+    for i, d in enumerate(relevance.documents or () if relevance else (), start=1):
+        labels[d.id or d.index or i] = d  # local judge: by id; LLM: by position
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(justify="right")
     table.add_column(no_wrap=True)
     table.add_column()
     for i, doc in enumerate(turn.get("documents", []), start=1):
-        judged = labels.get(doc.get("id")) or labels.get(i) or {}
-        evidence = judged.get("reasoning") or (f"similarity {judged['similarity']}"
-                                               if "similarity" in judged else "")
-        table.add_row(f"{i}.", _cell(judged.get("label") or "not judged", None),
+        judged = labels.get(doc.get("id")) or labels.get(i)
+        evidence = "" if judged is None else judged.reasoning or (
+            f"similarity {judged.similarity}" if judged.similarity is not None else "")
+        table.add_row(f"{i}.", _cell(judged.label if judged else "not judged", None),
                       Text.assemble((f"[{doc.get('id') or '-'}] ", "bold"), doc.get("content") or "",
                                     (f"  ({evidence})" if evidence else "", "dim")))
     return table
@@ -113,31 +120,31 @@ def _short(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
-def _claims(verdict: dict[str, Any]) -> Table:
+def _claims(verdict: Verdict) -> Table:
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(no_wrap=True)
     table.add_column()
-    for claim in verdict.get("details", {}).get("claims", []):
-        if "reasoning" in claim:
-            evidence = claim["reasoning"]
-        elif "support" in claim:
-            evidence = (f"support {claim['support']} (lexical {claim['lexical']}, similarity "
-                        f"{claim['similarity']})"
-                        + (f" in {claim['evidence']}" if claim.get("evidence") else "")
-                        + (f"; checked as “{claim['checked_as']}”" if claim.get("checked_as")
-                           else "")
-                        + (f"; deciding passage “{_short(claim['passage'])}”"
-                           if claim.get("passage") else ""))
+    for claim in verdict.claims or ():
+        if claim.reasoning is not None:
+            evidence = claim.reasoning
+        elif claim.support is not None:
+            evidence = (f"support {claim.support} (lexical {claim.lexical}, similarity "
+                        f"{claim.similarity})"
+                        + (f" in {claim.evidence}" if claim.evidence else "")
+                        + (f"; checked as “{claim.checked_as}”" if claim.checked_as else "")
+                        + (f"; deciding passage “{_short(claim.passage)}”"
+                           if claim.passage else ""))
         else:
             evidence = "greeting, hedge or offer: not checked"
-        table.add_row(_cell(claim["label"], None),
-                      Text.assemble(claim["claim"], (f"  ← {evidence}", "dim")))
+        table.add_row(_cell(claim.label, None),
+                      Text.assemble(claim.claim, (f"  ← {evidence}", "dim")))
     return table
 
 
 def turn_report(shown: dict[str, Any]) -> Group:
     """The turn and why each verdict came out as it did."""
     turn, verdicts = shown["turn"], shown["verdicts"]
+    typed = [_typed(v) for v in verdicts]
     parts: list[Any] = [
         Text.assemble(("turn ", "bold"), (shown["trace_id"], "bold magenta"),
                       f"  {shown['service']}/{shown['route'] or '-'}  state {shown['state']}"
@@ -147,7 +154,7 @@ def turn_report(shown: dict[str, Any]) -> Group:
         Text("\nquestion", style="bold cyan"), Text(turn.get("question") or "(none)"),
     ]
     if turn.get("documents"):
-        parts += [Text("\ndocuments (relevance)", style="bold cyan"), _documents(turn, verdicts)]
+        parts += [Text("\ndocuments (relevance)", style="bold cyan"), _documents(turn, typed)]
     for call in turn.get("tool_calls", []):
         outcome = f"error: {call['error']}" if call.get("error") else json.dumps(call.get("result"))
         parts += [Text.assemble(("\ntool call ", "bold cyan"),
@@ -156,7 +163,9 @@ def turn_report(shown: dict[str, Any]) -> Group:
     if turn.get("feedback"):
         parts.append(Text(f"user feedback {turn['feedback']['score']:+.1f}", style="dim"))
     order = {m: i for i, m in enumerate(METRICS)}
-    for v in sorted(verdicts, key=lambda v: (order.get(v["metric"], len(order)), v["judge"])):
+    for v, verdict in sorted(zip(verdicts, typed, strict=True),
+                             key=lambda pair: (order.get(pair[0]["metric"], len(order)),
+                                               pair[0]["judge"])):
         value = _cell(v["label"], v["score"])
         if v["label"] is not None and v["score"] is not None:
             value.append(f" {v['score']:.2f}")
@@ -164,12 +173,11 @@ def turn_report(shown: dict[str, Any]) -> Group:
                                 (f"  judge {v['judge']}" + (f", prompt {v['prompt_version']}"
                                                            if v["prompt_version"] else ""), "dim")),
                   Text(v["rationale"] or "")]
-        if v["metric"] == "groundedness":
-            parts.append(_claims(v))
-        elif v["metric"] == "tool_use":
-            for c in v.get("details", {}).get("calls", []):
-                parts.append(Text(f"  {c['name']}: needed {c['needed']}, arguments supported "
-                                  f"{c['arguments_supported']} ← {c.get('reasoning', '')}"))
+        if verdict.claims is not None:
+            parts.append(_claims(verdict))
+        for c in verdict.calls or ():
+            parts.append(Text(f"  {c.name}: needed {c.needed}, arguments supported "
+                              f"{c.arguments_supported} ← {c.reasoning or ''}"))
     for c in shown.get("costs", []):
         if c["calls"]:
             parts.append(Text(f"\ncost {c['judge']}: {c['calls']} LLM calls, {c['input_tokens']}"

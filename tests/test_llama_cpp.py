@@ -76,8 +76,8 @@ async def test_judging_through_llama_cpp_with_schema_constrained_output(llama_se
         await judge.aclose()
     verdicts = {v.metric: v for v in result.verdicts}
     assert set(verdicts) >= {"context_relevance", "answer_relevance", "completeness", "tool_use"}
-    assert len(verdicts["context_relevance"].details["documents"]) == 3  # schema: exactly three
-    assert len(verdicts["tool_use"].details["calls"]) == 1
+    assert len(verdicts["context_relevance"].documents) == 3  # schema: exactly three
+    assert len(verdicts["tool_use"].calls) == 1
     assert verdicts["completeness"].label in ("complete", "incomplete", "no_answer")
     assert result.calls == 3 and result.input_tokens > 300 and result.output_tokens > 10
     assert result.prompt_version == "answer@1;context_relevance@1;tool_use@1"

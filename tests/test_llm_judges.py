@@ -57,12 +57,12 @@ async def test_every_rag_judge_in_two_calls_with_schema_and_prompt_versions() ->
         requests = server.requests
     verdicts = {v.metric: v for v in result.verdicts}
     assert verdicts["context_relevance"].score == 0.5
-    assert [d["label"] for d in verdicts["context_relevance"].details["documents"]] == [
+    assert [d.label for d in verdicts["context_relevance"].documents] == [
         "relevant", "irrelevant"]
     assert verdicts["answer_relevance"].label == "relevant"
     assert verdicts["completeness"].label == "complete"
     assert verdicts["groundedness"].score == 1.0
-    assert [c["label"] for c in verdicts["groundedness"].details["claims"]] == [
+    assert [c.label for c in verdicts["groundedness"].claims] == [
         "inferable", "generic"]
     assert all(v.rationale for v in result.verdicts)
     assert result.calls == 2 and len(requests) == 2
@@ -97,8 +97,8 @@ async def test_reference_free_tool_use() -> None:
     with ScriptedOpenAIServer(judge_model) as server:
         result = await make_judge(server).judge(turn)
     tool_use = result.get("tool_use")
-    assert [(c["name"], c["needed"], c["arguments_supported"])
-            for c in tool_use.details["calls"]] == [("lookup_order", "yes", "yes"),
+    assert [(c.name, c.needed, c.arguments_supported)
+            for c in tool_use.calls] == [("lookup_order", "yes", "yes"),
                                                    ("refund", "yes", "no")]
     assert tool_use.score == 0.5
 
@@ -215,7 +215,7 @@ async def test_missing_document_labels_are_re_asked() -> None:
 
     with ScriptedOpenAIServer(script) as server:
         result = await make_judge(server).judge(rag_turn())
-    assert len(result.get("context_relevance").details["documents"]) == 2
+    assert len(result.get("context_relevance").documents) == 2
     assert result.calls == 3
 
 
@@ -289,7 +289,7 @@ async def test_self_consistency_samples_vote() -> None:
     assert result.calls == 6
     completeness = result.get("completeness")
     assert completeness.label == "complete"
-    assert completeness.details["agreement"] == pytest.approx(2 / 3)
+    assert completeness.agreement.share == pytest.approx(2 / 3)
 
 
 async def test_panel_majority_and_agreement() -> None:
@@ -309,11 +309,11 @@ async def test_panel_majority_and_agreement() -> None:
         result = await panel.judge(rag_turn("Refunds are issued within 30 days."))
     completeness = result.get("completeness")
     assert completeness.label == "complete"
-    assert completeness.details["votes"] == {"a": "complete", "b": "complete", "c": "incomplete"}
-    assert completeness.details["agreement"] == pytest.approx(2 / 3)
+    assert completeness.agreement.votes == {"a": "complete", "b": "complete", "c": "incomplete"}
+    assert completeness.agreement.share == pytest.approx(2 / 3)
     groundedness = result.get("groundedness")
     assert groundedness.score == pytest.approx(2 / 3)  # mean of 1, 1, 0
-    assert groundedness.details["agreement"] == 0.0
+    assert groundedness.agreement.share == 0.0
     assert result.judge == "panel" and result.calls == 6
 
 

@@ -37,7 +37,7 @@ def test_groundedness_counts_claims_and_sets_generic_ones_aside(judge: LocalJudg
                "Every order also includes a free umbrella and a lottery ticket.")
     result = judge.judge_sync(turn)
     groundedness = result.get("groundedness")
-    assert [c["label"] for c in groundedness.details["claims"]] == [
+    assert [c.label for c in groundedness.claims] == [
         "generic", "inferable", "inferable", "ungrounded"]
     assert groundedness.score == pytest.approx(2 / 3)
     assert result.get("context_relevance").score == 1.0
@@ -81,10 +81,10 @@ def test_framing_is_not_content(judge: LocalJudge, answer: str) -> None:
     result = judge.judge_sync(AssistantTurn(
         trace_id="a" * 32, question="Who wrote the first published algorithm?", answer=answer,
         documents=[DIRECTOR]))
-    (claim,) = result.get("groundedness").details["claims"]
-    assert claim["label"] == "inferable" and claim["lexical"] == 1.0
-    assert claim["checked_as"] == "Who wrote the first published algorithm? Ada Lovelace."
-    assert claim["evidence"] == "film-1"  # the document that decided it
+    (claim,) = result.get("groundedness").claims
+    assert claim.label == "inferable" and claim.lexical == 1.0
+    assert claim.checked_as == "Who wrote the first published algorithm? Ada Lovelace."
+    assert claim.evidence == "film-1"  # the document that decided it
 
 
 @pytest.mark.parametrize("answer", ["Paris.", "The May.", "Grace B. Hopper."])
@@ -93,8 +93,8 @@ def test_a_short_answer_is_checked_as_the_answer_to_the_question(judge: LocalJud
     result = judge.judge_sync(AssistantTurn(
         trace_id="b" * 32, question="Who wrote the first published algorithm?", answer=answer,
         documents=[DIRECTOR]))
-    (claim,) = result.get("groundedness").details["claims"]
-    assert claim["label"] == "ungrounded", claim  # not "generic", and not supported
+    (claim,) = result.get("groundedness").claims
+    assert claim.label == "ungrounded", claim  # not "generic", and not supported
     assert result.get("groundedness").score == 0.0
 
 
@@ -131,9 +131,9 @@ def test_a_long_document_is_read_whole_and_the_deciding_passage_kept(judge: Loca
         trace_id="c" * 32, question=question, documents=[manual],
         answer="Refunds are accepted within 45 days of delivery. "
                "Gift cards can be exchanged for cash at any branch."))
-    right, wrong = result.get("groundedness").details["claims"]
-    assert right["label"] == "inferable" and wrong["label"] == "ungrounded", (right, wrong)
-    assert "within 45 days of delivery" in right["passage"]
-    start, end = right["window"]
-    assert content[start:end] == right["passage"] and right["evidence"] == "manual"
-    assert len(right["passage"].split()) == LocalJudgeSettings().window_words
+    right, wrong = result.get("groundedness").claims
+    assert right.label == "inferable" and wrong.label == "ungrounded", (right, wrong)
+    assert "within 45 days of delivery" in right.passage
+    start, end = right.window
+    assert content[start:end] == right.passage and right.evidence == "manual"
+    assert len(right.passage.split()) == LocalJudgeSettings().window_words

@@ -134,8 +134,8 @@ def test_whitespace_only_documents_are_skipped_and_said_so(judge: LocalJudge) ->
     result = judge.judge_sync(turn)
     relevance = result.get("context_relevance")
     assert relevance.score == 1.0
-    assert [d["id"] for d in relevance.details["documents"]] == ["kb-1"]
-    assert relevance.details["empty_documents_skipped"] == 1
+    assert [d.id for d in relevance.documents] == ["kb-1"]
+    assert relevance.signals.empty_documents_skipped == 1
     assert "1 empty documents skipped" in relevance.rationale
     assert result.get("groundedness").score == 1.0
     only_blank = judge.judge_sync(AssistantTurn(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from monitor.judges.base import JudgeResult, Verdict
+from monitor.judges.base import ClaimLabel, JudgeResult, Verdict
 from monitor.model import AssistantTurn
 from monitor.store import Store
 
@@ -19,7 +19,7 @@ def turn(n: int, answer: str = "An answer.") -> AssistantTurn:
 
 def result(score: float = 0.5, label: str = "complete") -> list[JudgeResult]:
     return [JudgeResult("local", [Verdict("groundedness", score=score, rationale="1 of 2",
-                                          details={"claims": [{"claim": "c", "label": "inferable"}]}),
+                                          claims=(ClaimLabel(claim="c", label="inferable"),)),
                                   Verdict("completeness", label=label, rationale="r")],
                         input_tokens=12, output_tokens=3, latency_s=0.01)]
 

@@ -13,10 +13,12 @@ monitor/contract.py says which feed the published qualities):
     groundedness        score = inferable / (inferable + ungrounded) claims; generic claims
                         (greetings, hedges, "let me know if...") count neither way
     tool_use            score = share of tool calls judged needed and with supported arguments
-                        (reference-free; per-call labels in details["calls"])
+                        (reference-free; per-call labels in `calls`)
     tool_calls          score = reliability against the expected calls (reference-based; the
-                        five metrics and the counts in details)
-A judge leaves out a metric that does not apply (no documents, no answer).
+                        five metrics and the counts in `reference`)
+A judge leaves out a metric that does not apply (no documents, no answer). What a verdict rests
+on is typed (monitor/verdict.py): per-document and per-claim labels, per-call labels, reference
+counts, agreement.
 """
 
 from __future__ import annotations
@@ -30,9 +32,16 @@ from typing import Protocol, TypeVar
 from monitor.model import (  # noqa: F401
     CLAIM_LABELS,
     LABELS,
+    Agreement,
     AssistantTurn,
+    CallLabel,
+    ClaimLabel,
+    DocumentLabel,
     JudgeResult,
     Metric,
+    ReferenceCounts,
+    Signals,
+    ToolCallPair,
     Verdict,
 )
 

@@ -32,21 +32,22 @@ DESCRIPTIONS = {
 
 
 def evaluator_scores(local: JudgeResult) -> dict[str, float]:
-    """The assistant evaluators of a turn, read from the local judge's verdict details."""
+    """The assistant evaluators of a turn, read from the local judge's verdicts."""
     out: dict[str, float] = {}
     completeness = local.get("completeness")
     if completeness is not None:
         out["answered"] = 0.0 if completeness.label == "no_answer" else 1.0
     relevance = local.get("answer_relevance")
-    if relevance is not None:
-        out["answer_similarity"] = relevance.details["similarity"]
+    similarity = relevance.signals.similarity if relevance and relevance.signals else None
+    if similarity is not None:
+        out["answer_similarity"] = similarity
     context = local.get("context_relevance")
     if context is not None and context.score is not None:
         out["context_share"] = context.score
     grounded = local.get("groundedness")
     if grounded is not None and grounded.score is not None:
         out["claim_support"] = grounded.score
-        lexical = [c["lexical"] for c in grounded.details["claims"] if "lexical" in c]
+        lexical = [c.lexical for c in grounded.claims or () if c.lexical is not None]
         out["lexical_support"] = sum(lexical) / len(lexical) if lexical else 1.0
     return out
 

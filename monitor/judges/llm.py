@@ -34,10 +34,15 @@ import openai
 
 from monitor.config import CircuitBreakerSettings, LLMEndpointSettings, LLMJudgingSettings
 from monitor.judges.base import (
+    Agreement,
+    CallLabel,
+    ClaimLabel,
+    DocumentLabel,
     Judge,
     JudgeError,
     JudgeResult,
     JudgeUnavailable,
+    Signals,
     Verdict,
     gather_all,
 )
@@ -325,8 +330,8 @@ class LLMJudge:
         relevant = sum(label == "relevant" for label, _ in labels)  # type: ignore[misc]
         return [Verdict("context_relevance", score=relevant / len(docs),
                         rationale=f"{relevant} of {len(docs)} documents relevant",
-                        details={"documents": [{"index": i + 1, "label": label, "reasoning": why}
-                                               for i, (label, why) in enumerate(labels)]})]  # type: ignore[misc]
+                        documents=tuple(DocumentLabel(index=i + 1, label=label, reasoning=why)  # type: ignore[arg-type]
+                                        for i, (label, why) in enumerate(labels)))]  # type: ignore[misc]
 
     async def _answer(self, question: str, docs: list[str], answer: str, usage: Usage,
                       scores: dict[str, float] | None = None) -> list[Verdict]:
@@ -345,9 +350,9 @@ class LLMJudge:
         first = outputs[0]
         verdicts = [
             Verdict("answer_relevance", label=relevance, rationale=first.answer_relevance.reasoning,
-                    details={"agreement": relevance_agreement}),
+                    agreement=Agreement(share=relevance_agreement)),
             Verdict("completeness", label=completeness, rationale=first.completeness.reasoning,
-                    details={"agreement": completeness_agreement}),
+                    agreement=Agreement(share=completeness_agreement)),
         ]
         if docs and completeness != "no_answer":
             scores = []
@@ -356,14 +361,14 @@ class LLMJudge:
                 ungrounded = sum(c.label == "ungrounded" for c in output.claims)
                 scores.append(grounded / (grounded + ungrounded) if grounded + ungrounded else 1.0)
             score = sum(scores) / len(scores)
-            claims = [{"claim": c.claim, "label": c.label, "reasoning": c.reasoning}
-                      for c in first.claims]
+            claims = tuple(ClaimLabel(claim=c.claim, label=c.label, reasoning=c.reasoning)
+                           for c in first.claims)
             verdicts.append(Verdict(
                 "groundedness", score=score,
-                rationale=f"{sum(c['label'] == 'inferable' for c in claims)} of "
-                          f"{sum(c['label'] != 'generic' for c in claims)} checkable claims "
+                rationale=f"{sum(c.label == 'inferable' for c in claims)} of "
+                          f"{sum(c.label != 'generic' for c in claims)} checkable claims "
                           "inferable from the documents",
-                details={"claims": claims, "sample_scores": scores}))
+                claims=claims, signals=Signals(sample_scores=tuple(scores))))
         return verdicts
 
     async def _tool_use(self, question: str, turn: AssistantTurn, redact: Any, usage: Usage
@@ -382,9 +387,10 @@ class LLMJudge:
             votes = [o.calls[i] for o in outputs]
             needed, _ = majority([v.needed for v in votes])
             supported, _ = majority([v.arguments_supported for v in votes])
-            labelled.append({"name": call.name, "needed": needed, "arguments_supported": supported,
-                             "reasoning": votes[0].reasoning})
-        good = sum(c["needed"] == "yes" and c["arguments_supported"] == "yes" for c in labelled)
+            labelled.append(CallLabel(name=call.name, needed=needed,  # type: ignore[arg-type]
+                                      arguments_supported=supported,  # type: ignore[arg-type]
+                                      reasoning=votes[0].reasoning))
+        good = sum(c.needed == "yes" and c.arguments_supported == "yes" for c in labelled)
         return [Verdict("tool_use", score=good / len(labelled),
                         rationale=f"{good} of {len(labelled)} calls needed and with supported "
-                                  "arguments", details={"calls": labelled})]
+                                  "arguments", calls=tuple(labelled))]

@@ -30,11 +30,12 @@ import math
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from monitor.config import LocalJudgeSettings
-from monitor.judges.base import JudgeResult, Verdict
+from monitor.judges.base import ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
 from monitor.judges.embeddings import Embedder
 from monitor.judges.no_answer import NoAnswerDetector, is_empty
 from monitor.judges.text import (
@@ -106,10 +107,11 @@ class LocalJudge:
                 "context_relevance", score=sum(relevant) / len(relevant),
                 rationale=f"{sum(relevant)} of {len(relevant)} documents similar to the question"
                           + skipped,
-                details={"empty_documents_skipped": blank, "documents": [
-                    {"id": d.id, "label": "relevant" if r else "irrelevant", "similarity": round(
-                        float(x), 4)} for d, r, x in zip(
-                        kept, relevant, sims, strict=True)]}))
+                documents=tuple(
+                    DocumentLabel(id=d.id, label="relevant" if r else "irrelevant",
+                                  similarity=round(float(x), 4))
+                    for d, r, x in zip(kept, relevant, sims, strict=True)),
+                signals=Signals(empty_documents_skipped=blank)))
 
         empty = is_empty(turn.answer)
         answer_vector = None if empty else self.embedder.passage([turn.answer or ""])[0]
@@ -123,19 +125,20 @@ class LocalJudge:
                 "answer_relevance", label="relevant" if relevant else "irrelevant",
                 rationale=f"answer-question similarity {answer_similarity:.3f} "
                           f"{'≥' if relevant else '<'} {s.answer_relevance_threshold}",
-                details={"similarity": round(answer_similarity, 4)}))
+                signals=Signals(similarity=round(answer_similarity, 4))))
         if no_answer:
             verdicts.append(Verdict(
                 "completeness", label="no_answer",
                 rationale="the answer is empty" if empty else
                 f"the answer declines to answer (no-answer probability {declines:.2f})",
-                details={} if empty else {"no_answer_probability": round(declines or 0.0, 4)}))
+                signals=None if empty else Signals(
+                    no_answer_probability=round(declines or 0.0, 4))))
         elif answer_similarity is not None:
             complete = answer_similarity >= s.answer_relevance_threshold
             verdicts.append(Verdict(
                 "completeness", label="complete" if complete else "incomplete",
                 rationale="answers the question" if complete else "does not address the question",
-                details={"no_answer_probability": round(declines or 0.0, 4)}))
+                signals=Signals(no_answer_probability=round(declines or 0.0, 4))))
 
         if docs and not no_answer and turn.answer:
             verdicts.append(self._groundedness(turn.question, turn.answer, kept))
@@ -161,7 +164,7 @@ class LocalJudge:
         labelled = []
         for i, claim in enumerate(claims):
             if i not in checkable:
-                labelled.append({"claim": claim, "label": "generic"})
+                labelled.append(ClaimLabel(claim=claim, label="generic"))
                 continue
             content = contents[i]
             overlap = [lexical_support(content, t, keep_stopwords=short) for t in texts]
@@ -174,18 +177,19 @@ class LocalJudge:
                       for w, cosine in zip(read, cosines, strict=True)]
             support, best, cosine = max(scored)
             number, start, end = passages[best]
-            verdict = {"claim": claim, "label": "inferable" if support >= 0.5 else "ungrounded",
-                       "support": round(support, 4), "lexical": round(overlap[best], 4),
-                       "similarity": round(cosine, 4),
-                       "evidence": documents[number].id or f"document {number + 1}",
-                       "window": [start, end], "passage": texts[best]}
-            if checked_as[i] != claim:
-                verdict["checked_as"] = checked_as[i]
-            labelled.append(verdict)
-        grounded = sum(c["label"] == "inferable" for c in labelled)
-        ungrounded = sum(c["label"] == "ungrounded" for c in labelled)
+            # `checked_as` only where it differs: a detail records what was given
+            extra: dict[str, Any] = ({"checked_as": checked_as[i]} if checked_as[i] != claim
+                                     else {})
+            labelled.append(ClaimLabel(
+                claim=claim, label="inferable" if support >= 0.5 else "ungrounded",
+                support=round(support, 4), lexical=round(overlap[best], 4),
+                similarity=round(cosine, 4),
+                evidence=documents[number].id or f"document {number + 1}",
+                window=(start, end), passage=texts[best], **extra))
+        grounded = sum(c.label == "inferable" for c in labelled)
+        ungrounded = sum(c.label == "ungrounded" for c in labelled)
         score = grounded / (grounded + ungrounded) if grounded + ungrounded else 1.0
         return Verdict("groundedness", score=score,
                        rationale=f"{grounded} of {grounded + ungrounded} checkable claims supported"
                                  f" by the documents ({len(labelled) - grounded - ungrounded} generic)",
-                       details={"claims": labelled})
+                       claims=tuple(labelled))

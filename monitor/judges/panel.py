@@ -1,7 +1,7 @@
 """A panel (jury) of judges: every judge judges the turn; labels by majority, scores by mean.
 
-The panel's verdicts carry each judge's vote and the share that agreed (`details["votes"]`,
-`details["agreement"]`), so disagreement is visible per turn and as a metric. Ties go to the
+The panel's verdicts carry each judge's vote and the share that agreed (`agreement.votes`,
+`agreement.share`), so disagreement is visible per turn and as a metric. Ties go to the
 judge listed first. One judge failing fails the panel's judgement (the turn is retried, and
 the other judges' calls are cancelled): a verdict from part of a panel would not be comparable
 with the others.
@@ -10,8 +10,9 @@ with the others.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
-from monitor.judges.base import Judge, JudgeResult, Verdict, close_judges, gather_all
+from monitor.judges.base import Agreement, Judge, JudgeResult, Verdict, close_judges, gather_all
 from monitor.judges.llm import majority
 from monitor.model import AssistantTurn
 
@@ -29,7 +30,7 @@ class PanelJudge:
         verdicts = []
         for metric in metrics:
             votes = [(r.judge, r.get(metric)) for r in results if r.get(metric) is not None]
-            verdicts.append(self._combine(metric, votes))  # type: ignore[arg-type]
+            verdicts.append(self._combine(votes))
         return JudgeResult(
             self.name, verdicts, calls=sum(r.calls for r in results),
             input_tokens=sum(r.input_tokens for r in results),
@@ -41,17 +42,15 @@ class PanelJudge:
     async def aclose(self) -> None:
         await close_judges(self.judges)
 
-    def _combine(self, metric: str, votes: list[tuple[str, Verdict]]) -> Verdict:
+    def _combine(self, votes: list[tuple[str, Verdict]]) -> Verdict:
         first = votes[0][1]
-        details = {"votes": {judge: (v.label if v.label is not None else v.score)
-                             for judge, v in votes}}
+        ballots = {judge: (v.label if v.label is not None else v.score) for judge, v in votes}
         if first.label is not None:
-            label, agreement = majority([v.label for _, v in votes])  # type: ignore[misc]
+            label, share = majority([v.label for _, v in votes])  # type: ignore[misc]
             chosen = next(v for _, v in votes if v.label == label)
-            return Verdict(metric, label=label, rationale=chosen.rationale,  # type: ignore[arg-type]
-                           details={**chosen.details, **details, "agreement": agreement})
+            # The chosen judge's own labels (documents, claims, ...) explain the verdict.
+            return replace(chosen, score=None, agreement=Agreement(share=share, votes=ballots))
         scores = [v.score for _, v in votes if v.score is not None]
         mean = sum(scores) / len(scores)
-        agreement = 1.0 - (max(scores) - min(scores))  # 1: all equal, 0: opposite ends of 0..1
-        return Verdict(metric, score=mean, rationale=first.rationale,  # type: ignore[arg-type]
-                       details={**first.details, **details, "agreement": agreement})
+        share = 1.0 - (max(scores) - min(scores))  # 1: all equal, 0: opposite ends of 0..1
+        return replace(first, score=mean, agreement=Agreement(share=share, votes=ballots))

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from monitor.judges.base import JudgeResult, Verdict
+from monitor.judges.base import JudgeResult, ReferenceCounts, Verdict
 from monitor.model import AssistantTurn, ToolCall
 
 _NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$")
@@ -147,8 +147,7 @@ class ToolCallScores:
         return min(self.name_precision, self.name_recall, self.argument_precision,
                    self.argument_recall) == 1.0
 
-    COUNTS = ("expected_calls", "actual_calls", "matched_names", "expected_arguments",
-              "actual_arguments", "matched_arguments", "matched_required")
+    COUNTS = ReferenceCounts.COUNTS
 
     def counts(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in self.COUNTS}
@@ -256,4 +255,4 @@ class ReferenceToolJudge:
             rationale=f"{scores.matched_names} of {scores.expected_calls} expected calls made "
                       f"({scores.actual_calls} made), {scores.matched_required} of "
                       f"{scores.expected_arguments} expected arguments right",
-            details={**scores.as_dict(), **counts, "pairs": scores.pairs})])
+            reference=ReferenceCounts(**scores.as_dict(), **counts, pairs=tuple(scores.pairs)))])

@@ -48,7 +48,7 @@ def _serve(conn: Connection, settings: dict[str, Any]) -> None:
         except (EOFError, KeyboardInterrupt):
             return
         try:
-            reply = ("ok", dataclasses.asdict(judge.judge_sync(AssistantTurn.model_validate(turn))))
+            reply = ("ok", result_to_dict(judge.judge_sync(AssistantTurn.model_validate(turn))))
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which retries the turn
             reply = ("error", type(exc).__name__)  # the type only: its text may quote the turn
         try:
@@ -57,8 +57,14 @@ def _serve(conn: Connection, settings: dict[str, Any]) -> None:
             return
 
 
+def result_to_dict(result: JudgeResult) -> dict[str, Any]:
+    """Plain data for the pipe (what the store would keep of each verdict)."""
+    return {**dataclasses.asdict(dataclasses.replace(result, verdicts=[])),
+            "verdicts": [verdict.to_dict() for verdict in result.verdicts]}
+
+
 def result_from_dict(data: dict[str, Any]) -> JudgeResult:
-    verdicts = [Verdict(**verdict) for verdict in data.pop("verdicts")]
+    verdicts = [Verdict.from_dict(verdict) for verdict in data.pop("verdicts")]
     return JudgeResult(verdicts=verdicts, **data)
 
 
