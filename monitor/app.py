@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 TICK_S = 0.1  # how often due turns are completed
 RETENTION_EVERY_S = 3600.0
 RESTART_PAUSE_S = (1.0, 30.0)  # a failed background task restarts after 1 s, doubling to 30 s
+PUBLISHING = 256  # sampled turns waiting at once for the judge queue's broker to acknowledge
 
 
 class Sidecar:
@@ -109,6 +110,7 @@ class Sidecar:
         self.http = (HttpReceiver(receivers.http, receivers.tls, decoder, self, self.metrics, token)
                      if receivers.http.enabled and queue.ingests else None)
         self._queued: set[bytes] = set()  # trace ids of turns waiting in the turn queue
+        self._passing: set[asyncio.Task[None]] = set()  # turns the pump is passing on
         self.kafka = (KafkaSource(settings.kafka, decoder, self, self.metrics,
                                   holds=self._holds, discard=self._discard, drain=self.turns.join,
                                   store=None if queue.publishes else self.store)
@@ -207,7 +209,7 @@ class Sidecar:
     async def _drain(self, timeout_s: float = 10.0) -> None:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
-                while not self.turns.empty():
+                while not self.turns.empty() or self._passing:
                     await asyncio.sleep(0.01)
 
     # -- SpanSink ----------------------------------------------------------------------------
@@ -244,7 +246,8 @@ class Sidecar:
         for turn in self.assembler.flush_all():
             self._emit(turn)
         async with asyncio.timeout(timeout_s):
-            while not self.turns.empty() or (self.judging is not None and not self.judging.idle):
+            while (not self.turns.empty() or self._passing
+                   or (self.judging is not None and not self.judging.idle)):
                 await asyncio.sleep(0.05)
 
     # -- internals -----------------------------------------------------------------------------
@@ -338,21 +341,37 @@ class Sidecar:
             await asyncio.sleep(RETENTION_EVERY_S)
 
     async def _pump(self) -> None:
-        while True:
-            turn = await self.turns.get()
-            trace_id = bytes.fromhex(turn.trace_id)
-            try:
-                await self.recent.consume(turn)
-                await self.downstream.consume(turn)
-                if self.kafka is not None:
-                    await self.kafka.passed_on(trace_id)  # decided against: its offsets may commit
-                if self.wal is not None:
-                    self.wal.settle(trace_id)  # its logged requests need not be replayed
-            except Exception as exc:  # a failing stage must not stop the pipeline
-                # Only the type: an exception's text may quote trace content.
-                log.error("downstream stage failed on a turn: %s", type(exc).__name__)
-                if self.wal is not None:  # nor pin the log for ever
-                    self.wal.settle(trace_id)
-            finally:
-                self._queued.discard(trace_id)
-                self.turns.task_done()
+        """Turns to sampling one at a time; to the Kafka judge queue up to PUBLISHING at a time,
+        each waiting for the broker's acknowledgement (the producer batches them)."""
+        slots = asyncio.Semaphore(PUBLISHING if self.publisher is not None else 1)
+        try:
+            while True:
+                await slots.acquire()
+                turn = await self.turns.get()
+                task = asyncio.create_task(self._pass_on(turn))
+                self._passing.add(task)
+                task.add_done_callback(self._passing.discard)
+                task.add_done_callback(lambda _: slots.release())
+        finally:  # stopped: the turns being passed on are not settled, so replayed at start
+            passing = list(self._passing)
+            for task in passing:
+                task.cancel()
+            await asyncio.gather(*passing, return_exceptions=True)
+
+    async def _pass_on(self, turn: AssistantTurn) -> None:
+        trace_id = bytes.fromhex(turn.trace_id)
+        try:
+            await self.recent.consume(turn)
+            await self.downstream.consume(turn)
+            if self.kafka is not None:
+                await self.kafka.passed_on(trace_id)  # decided against: its offsets may commit
+            if self.wal is not None:
+                self.wal.settle(trace_id)  # its logged requests need not be replayed
+        except Exception as exc:  # a failing stage must not stop the pipeline
+            # Only the type: an exception's text may quote trace content.
+            log.error("downstream stage failed on a turn: %s", type(exc).__name__)
+            if self.wal is not None:  # nor pin the log for ever
+                self.wal.settle(trace_id)
+        finally:
+            self._queued.discard(trace_id)
+            self.turns.task_done()

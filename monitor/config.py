@@ -347,7 +347,7 @@ class JudgeQueueSettings(_Section):
     dead_letter_topic: str | None = "assistant-monitor.sampled-turns.dlq"
     # Turns read ahead into a judge replica's store; the rest wait on the topic (a small number
     # leaves the group's other members their share when this one is slow).
-    prefetch: int = Field(16, gt=0)
+    prefetch: int = Field(32, gt=0)
     commit_interval_s: float = Field(0.5, gt=0)
     publish_timeout_s: float = Field(30.0, gt=0)  # one attempt; then retried, the pipeline waits
 

@@ -4,10 +4,12 @@ replicas consume them as one group, each into its own store and its own registry
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
@@ -155,7 +157,7 @@ def test_a_judge_replica_stopped_for_good_mid_stream_every_turn_judged_exactly_o
     producer = threading.Thread(target=stream, args=(ingest.grpc_endpoint, sent, stopped, 20))
     producer.start()
     try:
-        wait_until(lambda: len(first.judged()) >= 3 and first.count("pending") >= 2,
+        wait_until(lambda: len(first.judged()) >= 3 and first.count("pending") >= 3,
                    what="the first replica judging, with turns read ahead")
         first.stop()  # for good: it never comes back
     finally:
@@ -247,3 +249,64 @@ def test_a_judge_queue_misconfigured_is_a_clear_error(tmp_path: Path, settings: 
     path.write_text(yaml.safe_dump(settings))
     with pytest.raises(ConfigError, match=error):
         load_settings(path)
+
+
+def test_a_judge_replica_killed_mid_stream_loses_no_turn(
+        kafka: KafkaBroker, replicas: Callable[..., Replica], caplog: pytest.LogCaptureFixture
+        ) -> None:
+    """kill -9, as the group sees it: the replica stops heartbeating and committing, with turns
+    read ahead in its store. After the session timeout its partitions move: every turn is
+    judged, those it had read and not judged exactly once; only one it judged after its last
+    commit may be judged again (at least once). On its restart, the turns it left unjudged are
+    dropped from its store, not judged a second time."""
+    topic = new_topic(kafka, partitions=4)
+    slow = {"calls_per_minute": 300}
+    first = replicas(**queue(kafka, topic, "judge", **slow))
+    wait_until(lambda: len(first.partitions()) == 4, what="the first judge replica assigned")
+    second = replicas(**queue(kafka, topic, "judge", **slow))
+    wait_until(lambda: first.partitions() and second.partitions()
+               and first.partitions() | second.partitions() == {0, 1, 2, 3},
+               what="both judge replicas sharing the partitions")
+    ingest = replicas(**queue(kafka, topic, "ingest"))
+
+    sent: list[str] = []
+    killed, frozen, thawed = threading.Event(), threading.Event(), threading.Event()
+
+    def freeze() -> None:
+        frozen.set()
+        thawed.wait()
+
+    producer = threading.Thread(target=stream, args=(ingest.grpc_endpoint, sent, killed, 20))
+    producer.start()
+    try:
+        wait_until(lambda: len(first.judged()) >= 3 and first.count("pending") >= 2,
+                   what="the first replica judging, with turns read ahead")
+        first._loop.call_soon_threadsafe(freeze)  # its loop runs nothing from now on
+        wait_until(frozen.is_set, what="the first replica frozen")
+    finally:
+        killed.set()
+        producer.join()
+    try:
+        wait_until(lambda: set(first.judged()) | set(second.judged()) >= set(sent),
+                   what="every turn judged by one of the two")
+        judged_by_killed = set(first.judged())
+        with closing(sqlite3.connect(first.store_path)) as db:
+            stranded = {r[0] for r in db.execute("SELECT trace_id FROM turns WHERE state IN "
+                                                 "('pending', 'judging')")}
+        assert stranded
+
+        caplog.set_level(logging.INFO, logger="monitor.app")
+        restarted = replicas(**{**queue(kafka, topic, "judge"),
+                                "store": {"path": str(first.store_path)}})
+        assert "left unjudged by the last run" in caplog.text
+        second.call(second.sidecar.settle())
+        restarted.call(restarted.sidecar.settle())
+        restarted.stop()
+        second.stop()
+        times = Counter(first.judged() + second.judged())  # first's store: the restarted one's
+    finally:
+        thawed.set()  # (a killed process never thaws; this one is stopped by the fixture)
+    assert set(times) == set(sent)  # nothing lost
+    assert all(times[t] == 1 for t in stranded)  # read ahead, not judged: judged once, elsewhere
+    again = {t for t, n in times.items() if n > 1}
+    assert again <= judged_by_killed and max(times.values()) <= 2

@@ -205,6 +205,10 @@ class GroupMember:
         """No room for more messages now: the partitions are paused until there is."""
         raise NotImplementedError
 
+    async def _wait_for_room(self) -> None:
+        """Paused: until it may have room again."""
+        await asyncio.sleep(_PAUSE_CHECK_S)
+
     async def _drain(self) -> None:
         """Before a handover: wait until what was read has reached the store."""
 
@@ -285,7 +289,7 @@ class GroupMember:
         last_commit = time.monotonic()
         while True:
             if not self._room():
-                await asyncio.sleep(_PAUSE_CHECK_S)
+                await self._wait_for_room()
                 if await self._maybe_commit(last_commit):
                     last_commit = time.monotonic()
                 continue

@@ -25,6 +25,7 @@ once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -49,6 +50,7 @@ log = logging.getLogger(__name__)
 
 _RETRY_PAUSE_S = (0.5, 10.0)  # a failed publish is retried after 0.5 s, doubling to 10 s
 _WAITING = ("pending", "judging")
+_ROOM_CHECK_S = 0.1  # paused, the backlog is checked this often (and at once when a turn is judged)
 
 
 class SampledTurn(BaseModel):
@@ -192,6 +194,7 @@ class SampledTurnSource(GroupMember):
         self.prefetch = queue.prefetch
         self.telemetry = telemetry
         self.wake = wake
+        self._room_made = asyncio.Event()  # a turn judged: a paused replica reads on at once
 
     async def hand_back_leftovers(self) -> int:
         """Before judging starts: turns a crash (kill -9) left in this store unjudged are
@@ -202,6 +205,15 @@ class SampledTurnSource(GroupMember):
 
     def _full(self) -> bool:
         return self.local.backlog() >= self.prefetch
+
+    async def _wait_for_room(self) -> None:
+        self._room_made.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._room_made.wait(), _ROOM_CHECK_S)
+
+    def judged(self, trace_id: bytes) -> None:
+        super().judged(trace_id)
+        self._room_made.set()
 
     async def _handle(self, tp: TopicPartition, message: Any) -> None:
         self.telemetry.messages.labels("received").inc()
