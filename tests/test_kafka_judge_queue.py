@@ -103,11 +103,13 @@ def new_topic(kafka: KafkaBroker, partitions: int) -> str:
     return name
 
 
-def queue(kafka: KafkaBroker, topic: str, role: str, **judging: Any) -> dict[str, Any]:
+def queue(kafka: KafkaBroker, topic: str, role: str, publish_timeout_s: float = 30.0,
+          **judging: Any) -> dict[str, Any]:
     return {"kafka": {"brokers": [kafka.bootstrap]},
             "judging": {"workers": 1, **judging, "queue": {
                 "kind": "kafka", "role": role, "topic": topic, "group_id": f"judges-{topic}",
-                "dead_letter_topic": f"{topic}.dlq", "prefetch": 4, "commit_interval_s": 0.2}}}
+                "dead_letter_topic": f"{topic}.dlq", "prefetch": 4, "commit_interval_s": 0.2,
+                "publish_timeout_s": publish_timeout_s}}}
 
 
 @pytest.fixture
@@ -310,3 +312,54 @@ def test_a_judge_replica_killed_mid_stream_loses_no_turn(
     assert all(times[t] == 1 for t in stranded)  # read ahead, not judged: judged once, elsewhere
     again = {t for t, n in times.items() if n > 1}
     assert again <= judged_by_killed and max(times.values()) <= 2
+
+
+def test_an_ingest_replica_loses_no_sampled_turn_while_the_broker_is_down(
+        replicas: Callable[..., Replica], tmp_path: Path) -> None:
+    """The broker goes away: publishing is retried (counted), the turns stay unsettled in the
+    write-ahead log, and the next start publishes them (here to a new broker)."""
+    store = str(tmp_path / "ingest.db")  # the write-ahead log lives beside it
+    gone = KafkaBroker()
+    try:
+        topic = new_topic(gone, partitions=1)
+        ingest = replicas(**queue(gone, topic, "ingest", publish_timeout_s=1.0),
+                          store={"path": store})
+    finally:
+        gone.kill()
+    sent: list[str] = []
+    at_once = threading.Event()
+    at_once.set()
+    stream(ingest.grpc_endpoint, sent, at_once, 20)  # each acknowledged (logged) by the receiver
+    failed = "assistant_judge_queue_published_total"
+    wait_until(lambda: ingest.metric(failed, outcome="failed") >= len(sent),
+               what="a failed attempt for every turn")
+    assert ingest.metric(failed, outcome="acknowledged") == 0
+    ingest.stop()  # bounded, with the broker gone
+
+    back = KafkaBroker()
+    try:
+        topic = new_topic(back, partitions=1)
+        restarted = replicas(**queue(back, topic, "ingest"), store={"path": store})
+        wait_until(lambda: restarted.metric(failed, outcome="acknowledged") >= len(sent),
+                   what="the logged turns published after the restart")
+
+        async def published() -> set[str]:
+            consumer = AIOKafkaConsumer(topic, bootstrap_servers=back.bootstrap,
+                                        auto_offset_reset="earliest", group_id=None)
+            await consumer.start()
+            try:
+                batch = await consumer.getmany(timeout_ms=5000)
+                return {decode(m.value) for partition in batch.values() for m in partition}
+            finally:
+                await consumer.stop()
+
+        assert asyncio.run(published()) == set(sent)
+        restarted.stop()
+    finally:
+        back.stop()
+
+
+def decode(value: bytes) -> str:
+    from monitor.queue.kafka import decode_turn
+
+    return decode_turn(value).turn.trace_id

@@ -93,7 +93,8 @@ class JudgeQueueTelemetry:
         r = registry
         self.published = Counter(
             "assistant_judge_queue_published", "Sampled turns sent to the judge queue's topic, "
-            "by outcome (acknowledged; failed: an attempt that failed and is retried).",
+            "by outcome (acknowledged; failed: an attempt that failed, or `publish_timeout_s` "
+            "without an acknowledgement; it is retried).",
             ["outcome"], registry=r)
         self.messages = Counter(
             "assistant_judge_queue_messages", "Sampled-turn messages read by this judge replica, "
@@ -117,14 +118,14 @@ class SampledTurnPublisher:
     def __init__(self, kafka: KafkaSettings, queue: JudgeQueueSettings,
                  telemetry: JudgeQueueTelemetry) -> None:
         self.settings = queue_settings(kafka, queue)
-        self.timeout_ms = int(queue.publish_timeout_s * 1000)
+        self.timeout_s = queue.publish_timeout_s
         self.telemetry = telemetry
         self.producer: AIOKafkaProducer | None = None
         self._sending = 0
 
     async def start(self) -> None:
         self.producer = AIOKafkaProducer(
-            acks="all", enable_idempotence=True, request_timeout_ms=self.timeout_ms,
+            acks="all", enable_idempotence=True, request_timeout_ms=int(self.timeout_s * 1000),
             **client_options(self.settings))
         try:
             await self.producer.start()
@@ -147,7 +148,7 @@ class SampledTurnPublisher:
         return 0  # spent on the judge replicas (a token budget needs queue.kind: store)
 
     async def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool:
-        """Returns once the broker acknowledged the turn; retried until it does."""
+        """Returns once the broker acknowledged the turn; waits (retrying) until it does."""
         assert self.producer is not None, "start() first"
         value = encode_turn(turn, reason, probability)
         pause = _RETRY_PAUSE_S[0]
@@ -155,18 +156,28 @@ class SampledTurnPublisher:
         try:
             while True:
                 try:
-                    await self.producer.send_and_wait(self.settings.topic, value,
-                                                      key=turn.trace_id.encode())
+                    delivery = await self.producer.send(self.settings.topic, value,
+                                                        key=turn.trace_id.encode())
+                    # The producer retries on its own (idempotent: no copy is written twice);
+                    # each `publish_timeout_s` without an acknowledgement is counted.
+                    while True:
+                        try:
+                            await asyncio.wait_for(asyncio.shield(delivery), self.timeout_s)
+                            break
+                        except TimeoutError:
+                            self._failed(f"no acknowledgement in {self.timeout_s:.0f} s, waiting on")
                     self.telemetry.published.labels("acknowledged").inc()
                     return True
                 except KafkaError as exc:
-                    self.telemetry.published.labels("failed").inc()
-                    log.warning("publishing a sampled turn failed (%s); retrying in %.1f s",
-                                type(exc).__name__, pause)
+                    self._failed(f"{type(exc).__name__}, retrying in {pause:.1f} s")
                     await asyncio.sleep(pause)
                     pause = min(pause * 2, _RETRY_PAUSE_S[1])
         finally:
             self._sending -= 1
+
+    def _failed(self, why: str) -> None:
+        self.telemetry.published.labels("failed").inc()
+        log.warning("publishing a sampled turn: %s", why)
 
 
 class LocalQueue(JudgedTurns, Protocol):
