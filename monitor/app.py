@@ -343,7 +343,10 @@ class Sidecar:
     async def _pump(self) -> None:
         """Turns to sampling one at a time; to the Kafka judge queue up to PUBLISHING at a time,
         each waiting for the broker's acknowledgement (the producer batches them)."""
-        slots = asyncio.Semaphore(PUBLISHING if self.publisher is not None else 1)
+        if self.publisher is None:
+            while True:
+                await self._pass_on(await self.turns.get())
+        slots = asyncio.Semaphore(PUBLISHING)
         try:
             while True:
                 await slots.acquire()
