@@ -194,6 +194,7 @@ def test_garbage_on_the_topic_is_dead_lettered_and_the_partition_goes_on(
     turn = AssistantTurn(trace_id=uuid.uuid4().hex, service="shop-bot", question="q?",
                          answer="a.")
     messages = [b"{not json", b'{"turn": {"service": "x"}, "reason": "rate", "probability": 1}',
+                b'{"turn": {"trace_id": "not-hex"}, "reason": "rate", "probability": 1}',
                 encode_turn(turn, "rate", 0.5), encode_turn(turn, "rate", 0.5)]  # twice
 
     async def produce() -> None:
@@ -224,10 +225,12 @@ def test_garbage_on_the_topic_is_dead_lettered_and_the_partition_goes_on(
             await consumer.stop()
 
     letters = asyncio.run(dead_letters())
-    assert [m.value for m in letters] == messages[:2]
+    assert [m.value for m in letters] == messages[:3]
     errors = [dict(m.headers)["error"].decode() for m in letters]
-    assert errors[0].startswith("not a sampled turn: ") and "trace_id: missing" in errors[1]
-    assert judge.metric("assistant_judge_queue_messages_total", outcome="dead_lettered") == 2
+    assert errors == ["not a sampled turn: message: json_invalid",
+                      "not a sampled turn: turn.trace_id: missing",
+                      "not a sampled turn: turn: value_error"]  # what is wrong, not the content
+    assert judge.metric("assistant_judge_queue_messages_total", outcome="dead_lettered") == 3
     judge.stop()
     assert judge.judged() == [turn.trace_id]  # judged once, its copy skipped
 

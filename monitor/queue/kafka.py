@@ -27,13 +27,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from aiokafka import AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
 from prometheus_client import CollectorRegistry, Counter, Gauge
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from monitor.config import JudgeQueueSettings, KafkaSettings
 from monitor.errors import PermanentError
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 
 _RETRY_PAUSE_S = (0.5, 10.0)  # a failed publish is retried after 0.5 s, doubling to 10 s
 _WAITING = ("pending", "judging")
+_TRACE_ID = re.compile(r"[0-9a-f]{32}")
 _ROOM_CHECK_S = 0.1  # paused, the backlog is checked this often (and at once when a turn is judged)
 
 
@@ -59,6 +61,13 @@ class SampledTurn(BaseModel):
     turn: AssistantTurn
     reason: str
     probability: float = Field(gt=0, le=1)
+
+    @field_validator("turn")
+    @classmethod
+    def _trace_id(cls, turn: AssistantTurn) -> AssistantTurn:
+        if not _TRACE_ID.fullmatch(turn.trace_id):
+            raise ValueError("trace_id is not 32 hex digits")
+        return turn
 
 
 def encode_turn(turn: AssistantTurn, reason: str, probability: float) -> bytes:
@@ -74,8 +83,13 @@ def decode_turn(value: bytes | None) -> SampledTurn:
         return SampledTurn.model_validate_json(value)
     except ValidationError as exc:
         error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"]) or "message"
-        raise PermanentError(f"not a sampled turn: {where}: {error['type']}") from None
+        # Field names only: a deeper location may be a key taken from the message's content.
+        loc = error["loc"]
+        where = [str(part) for part in loc[:1]]
+        if len(loc) > 1 and loc[1] in AssistantTurn.model_fields:
+            where.append(str(loc[1]))
+        raise PermanentError(f"not a sampled turn: {'.'.join(where) or 'message'}: "
+                             f"{error['type']}") from None
 
 
 def queue_settings(kafka: KafkaSettings, queue: JudgeQueueSettings) -> KafkaSettings:
