@@ -366,3 +366,17 @@ def decode(value: bytes) -> str:
     from monitor.queue.kafka import decode_turn
 
     return decode_turn(value).turn.trace_id
+
+
+def test_a_replica_with_both_roles_judges_what_it_publishes(
+        kafka: KafkaBroker, replicas: Callable[..., Replica]) -> None:
+    topic = new_topic(kafka, partitions=2)
+    both = replicas(**queue(kafka, topic, "both"))
+    wait_until(lambda: len(both.partitions()) == 2, what="its partitions assigned")
+    sent: list[str] = []
+    at_once = threading.Event()
+    at_once.set()
+    stream(both.grpc_endpoint, sent, at_once, 8)
+    wait_until(lambda: sorted(both.judged()) == sorted(sent), what="every turn judged once")
+    assert both.metric("assistant_judge_queue_published_total", outcome="acknowledged") == 8
+    assert both.metric("assistant_judge_queue_messages_total", outcome="received") == 8
