@@ -41,6 +41,7 @@ from monitor.judges.base import Judge, JudgeResult
 from monitor.judges.factory import build_judges
 from monitor.judges.stage import JudgeStage
 from monitor.model import AssistantTurn, TurnConsumer
+from monitor.queue.kafka import JudgeQueueTelemetry, SampledTurnPublisher, SampledTurnSource
 from monitor.sample.stage import SamplingStage
 from monitor.store import Store, ThreadedStore
 from monitor.telemetry import Metrics
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 TICK_S = 0.1  # how often due turns are completed
 RETENTION_EVERY_S = 3600.0
 RESTART_PAUSE_S = (1.0, 30.0)  # a failed background task restarts after 1 s, doubling to 30 s
+PUBLISHING = 256  # sampled turns waiting at once for the judge queue's broker to acknowledge
 
 
 class Sidecar:
@@ -65,7 +67,10 @@ class Sidecar:
         self.store: ThreadedStore | None = None  # its SQLite calls on a thread of its own
         self.judging: JudgeStage | None = None
         self.evaluations: EvaluationExporter | None = None
-        if downstream is None:
+        queue = settings.judging.queue
+        self.publisher: SampledTurnPublisher | None = None  # ingest replicas of a Kafka queue
+        self.turn_source: SampledTurnSource | None = None  # judge replicas of a Kafka queue
+        if downstream is None and queue.judges:
             if judges is None:
                 judges = build_judges(settings, self.metrics)
             self.store = ThreadedStore(Store(settings.store.path))
@@ -87,8 +92,8 @@ class Sidecar:
 
             self.judging = JudgeStage(settings.judging, self.store, judges, self.metrics,
                                       on_verdicts, on_failed=self._judged)
-            downstream = SamplingStage(settings.sampling, self.store, self.metrics,
-                                       self.judging.wake, settings.judging.daily_token_budget)
+        if downstream is None:
+            downstream = self._sampling(settings)
         self.downstream = downstream
         self.turns: asyncio.Queue[AssistantTurn] = asyncio.Queue()  # bounded by admit()
         self._tasks: list[asyncio.Task[None]] = []
@@ -101,13 +106,14 @@ class Sidecar:
                                              max_value_depth=receivers.max_value_depth,
                                              tenant_id=settings.tenant_id)
         self.grpc = (GrpcReceiver(receivers.grpc, receivers.tls, decoder, self, self.metrics, token)
-                     if receivers.grpc.enabled else None)
+                     if receivers.grpc.enabled and queue.ingests else None)
         self.http = (HttpReceiver(receivers.http, receivers.tls, decoder, self, self.metrics, token)
-                     if receivers.http.enabled else None)
+                     if receivers.http.enabled and queue.ingests else None)
         self._queued: set[bytes] = set()  # trace ids of turns waiting in the turn queue
+        self._passing: set[asyncio.Task[None]] = set()  # turns the pump is passing on
         self.kafka = (KafkaSource(settings.kafka, decoder, self, self.metrics,
                                   holds=self._holds, discard=self._discard, drain=self.turns.join,
-                                  store=self.store)
+                                  store=None if queue.publishes else self.store)
                       if settings.kafka.enabled else None)
         self.wal = None
         if settings.wal.enabled and (self.grpc or self.http):
@@ -118,12 +124,36 @@ class Sidecar:
                                  ready=lambda: self._accepting and not self._down,
                                  bearer_token=token)
 
+    def _sampling(self, settings: Settings) -> SamplingStage:
+        """Sampled turns go to this node's store, or to the judge queue's topic; a judge
+        replica of that topic reads them into its store."""
+        queue = settings.judging.queue
+        telemetry = JudgeQueueTelemetry(self.metrics.registry) if queue.kind == "kafka" else None
+        if queue.consumes:
+            assert self.store is not None and self.judging is not None and telemetry is not None
+            self.turn_source = SampledTurnSource(settings.kafka, queue, self.store, telemetry,
+                                                 self.judging.wake)
+        if queue.publishes:
+            assert telemetry is not None
+            self.publisher = SampledTurnPublisher(settings.kafka, queue, telemetry)
+            return SamplingStage(settings.sampling, self.publisher, self.metrics, lambda: None)
+        assert self.store is not None and self.judging is not None
+        return SamplingStage(settings.sampling, self.store, self.metrics, self.judging.wake,
+                             settings.judging.daily_token_budget)
+
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
         try:
+            if self.turn_source is not None:
+                left = await self.turn_source.hand_back_leftovers()
+                if left:
+                    log.info("%d sampled turns left unjudged by the last run are left to the "
+                             "judge queue's group", left)
             if self.judging is not None:
                 await self.judging.start()
+            if self.publisher is not None:
+                await self.publisher.start()
             await self.admin.start()
             if self.wal is not None:
                 self._replay_wal(self.wal)
@@ -137,12 +167,16 @@ class Sidecar:
             self._accepting = True
             if self.kafka is not None:
                 await self.kafka.start()
+            if self.turn_source is not None:
+                await self.turn_source.start()
         except BaseException:
             await self.stop()  # a failed start undoes what it began
             raise
 
     async def stop(self) -> None:
         """Idempotent. New data is refused (503) while pending turns are completed and drained."""
+        if self.turn_source is not None:  # first: what no judge started goes back to the group
+            await self.turn_source.stop()
         if self.kafka is not None:  # first: it settles and commits, and leaves its partitions'
             await self.kafka.stop()  # unfinished turns to the group instead of flushing them
         self._accepting = False
@@ -159,6 +193,8 @@ class Sidecar:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             self._tasks = []
+        if self.publisher is not None:  # after the pump: it was publishing the last turns
+            await self.publisher.stop()
         if self.judging is not None:
             await self.judging.stop()
         if self.evaluations is not None:  # flushes, bounded by its exporter's timeout
@@ -173,7 +209,7 @@ class Sidecar:
     async def _drain(self, timeout_s: float = 10.0) -> None:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout_s):
-                while not self.turns.empty():
+                while not self.turns.empty() or self._passing:
                     await asyncio.sleep(0.01)
 
     # -- SpanSink ----------------------------------------------------------------------------
@@ -210,7 +246,8 @@ class Sidecar:
         for turn in self.assembler.flush_all():
             self._emit(turn)
         async with asyncio.timeout(timeout_s):
-            while not self.turns.empty() or (self.judging is not None and not self.judging.idle):
+            while (not self.turns.empty() or self._passing
+                   or (self.judging is not None and not self.judging.idle)):
                 await asyncio.sleep(0.05)
 
     # -- internals -----------------------------------------------------------------------------
@@ -247,6 +284,8 @@ class Sidecar:
     def _judged(self, trace_id: str) -> None:
         if self.kafka is not None:  # judged or failed for good: its offsets may commit
             self.kafka.judged(bytes.fromhex(trace_id))
+        if self.turn_source is not None:
+            self.turn_source.judged(bytes.fromhex(trace_id))
 
     def _discard(self, trace_ids: set[bytes]) -> None:
         self.metrics.turns_discarded.inc(self.assembler.discard(trace_ids))
@@ -302,21 +341,40 @@ class Sidecar:
             await asyncio.sleep(RETENTION_EVERY_S)
 
     async def _pump(self) -> None:
-        while True:
-            turn = await self.turns.get()
-            trace_id = bytes.fromhex(turn.trace_id)
-            try:
-                await self.recent.consume(turn)
-                await self.downstream.consume(turn)
-                if self.kafka is not None:
-                    await self.kafka.passed_on(trace_id)  # decided against: its offsets may commit
-                if self.wal is not None:
-                    self.wal.settle(trace_id)  # its logged requests need not be replayed
-            except Exception as exc:  # a failing stage must not stop the pipeline
-                # Only the type: an exception's text may quote trace content.
-                log.error("downstream stage failed on a turn: %s", type(exc).__name__)
-                if self.wal is not None:  # nor pin the log for ever
-                    self.wal.settle(trace_id)
-            finally:
-                self._queued.discard(trace_id)
-                self.turns.task_done()
+        """Turns to sampling one at a time; to the Kafka judge queue up to PUBLISHING at a time,
+        each waiting for the broker's acknowledgement (the producer batches them)."""
+        if self.publisher is None:
+            while True:
+                await self._pass_on(await self.turns.get())
+        slots = asyncio.Semaphore(PUBLISHING)
+        try:
+            while True:
+                await slots.acquire()
+                turn = await self.turns.get()
+                task = asyncio.create_task(self._pass_on(turn))
+                self._passing.add(task)
+                task.add_done_callback(self._passing.discard)
+                task.add_done_callback(lambda _: slots.release())
+        finally:  # stopped: the turns being passed on are not settled, so replayed at start
+            passing = list(self._passing)
+            for task in passing:
+                task.cancel()
+            await asyncio.gather(*passing, return_exceptions=True)
+
+    async def _pass_on(self, turn: AssistantTurn) -> None:
+        trace_id = bytes.fromhex(turn.trace_id)
+        try:
+            await self.recent.consume(turn)
+            await self.downstream.consume(turn)
+            if self.kafka is not None:
+                await self.kafka.passed_on(trace_id)  # decided against: its offsets may commit
+            if self.wal is not None:
+                self.wal.settle(trace_id)  # its logged requests need not be replayed
+        except Exception as exc:  # a failing stage must not stop the pipeline
+            # Only the type: an exception's text may quote trace content.
+            log.error("downstream stage failed on a turn: %s", type(exc).__name__)
+            if self.wal is not None:  # nor pin the log for ever
+                self.wal.settle(trace_id)
+        finally:
+            self._queued.discard(trace_id)
+            self.turns.task_done()

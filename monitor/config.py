@@ -334,6 +334,48 @@ class JudgeInputSettings(_Section):
     documents: int = Field(20, gt=0)  # the first ones (retrieval order)
 
 
+class JudgeQueueSettings(_Section):
+    """Where sampled turns wait for a judge. `store`: this node's SQLite store (single node).
+    `kafka`: a topic on the `kafka` section's brokers; replicas with role `ingest` publish
+    sampled turns to it and judge none, replicas with role `judge` bind no receivers and judge
+    what they read from it as one consumer group, `both` do both."""
+
+    kind: Literal["store", "kafka"] = "store"
+    role: Literal["ingest", "judge", "both"] = "both"
+    topic: str = "assistant-monitor.sampled-turns"
+    group_id: str = "assistant-monitor-judges"
+    dead_letter_topic: str | None = "assistant-monitor.sampled-turns.dlq"
+    # Turns read ahead into a judge replica's store; the rest wait on the topic (a small number
+    # leaves the group's other members their share when this one is slow).
+    prefetch: int = Field(32, gt=0)
+    commit_interval_s: float = Field(0.5, gt=0)
+    publish_timeout_s: float = Field(30.0, gt=0)  # one attempt; then retried, the pipeline waits
+
+    @model_validator(mode="after")
+    def _role_needs_kafka(self) -> JudgeQueueSettings:
+        if self.kind == "store" and self.role != "both":
+            raise ValueError(f"role {self.role!r} splits ingest and judging across replicas, "
+                             "which needs kind: kafka")
+        return self
+
+    @property
+    def publishes(self) -> bool:
+        """Sampled turns go to the topic (not to this node's store)."""
+        return self.kind == "kafka" and self.role != "judge"
+
+    @property
+    def consumes(self) -> bool:
+        return self.kind == "kafka" and self.role != "ingest"
+
+    @property
+    def ingests(self) -> bool:
+        return self.role != "judge"
+
+    @property
+    def judges(self) -> bool:
+        return self.role != "ingest"
+
+
 class JudgingSettings(_Section):
     workers: int = Field(2, gt=0, le=64)
     # The local judge in its own worker process, so its CPU work cannot slow ingest
@@ -347,6 +389,14 @@ class JudgingSettings(_Section):
     local: LocalJudgeSettings = LocalJudgeSettings()
     llm: LLMJudgingSettings = LLMJudgingSettings()
     tool_calls: ToolCallSettings = ToolCallSettings()
+    queue: JudgeQueueSettings = JudgeQueueSettings()
+
+    @model_validator(mode="after")
+    def _budget_is_single_node(self) -> JudgingSettings:
+        if self.daily_token_budget is not None and self.queue.kind == "kafka":
+            raise ValueError("daily_token_budget is counted in one node's store: it cannot be "
+                             "kept across judge replicas (queue.kind: kafka)")
+        return self
 
 
 class DriftSettings(_Section):
@@ -425,6 +475,18 @@ class Settings(BaseSettings):
     drift: DriftSettings = DriftSettings()
     admin: AdminSettings = AdminSettings()
     evaluation_export: EvaluationExportSettings = EvaluationExportSettings()
+
+    @model_validator(mode="after")
+    def _judge_replicas_read_no_otlp(self) -> Settings:
+        queue = self.judging.queue
+        if self.kafka.enabled and not queue.ingests:
+            raise ValueError("kafka.enabled: a judge replica (judging.queue.role: judge) reads "
+                             "sampled turns, not OTLP; consume OTLP on ingest replicas")
+        if queue.kind == "kafka" and queue.topic in (self.kafka.topic,
+                                                     self.kafka.dead_letter_topic):
+            raise ValueError(f"judging.queue.topic {queue.topic!r} is also an OTLP topic of the "
+                             "kafka section: sampled turns need a topic of their own")
+        return self
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -180,6 +180,11 @@ class Store:
         self._backlog -= len(withdrawn)
         return withdrawn
 
+    def waiting(self) -> set[str]:
+        """Trace ids of the turns waiting for a judge (not being judged)."""
+        return {row[0] for row in self.db.execute("SELECT trace_id FROM turns"
+                                                  " WHERE state = 'pending'")}
+
     def backlog(self) -> int:
         """Turns waiting for a judge (pending or being judged); kept in memory, it is per turn."""
         return self._backlog
@@ -311,6 +316,9 @@ class ThreadedStore:
 
     async def withdraw(self, trace_ids: set[str]) -> set[str]:
         return await self._run(self.sync.withdraw, trace_ids)
+
+    async def waiting(self) -> set[str]:
+        return await self._run(self.sync.waiting)
 
     async def tokens_since(self, since: float) -> int:
         return await self._run(self.sync.tokens_since, since)

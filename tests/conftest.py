@@ -115,6 +115,16 @@ def sidecar(start_sidecar: Callable[..., RunningSidecar]) -> RunningSidecar:
     return start_sidecar()
 
 
+@pytest.fixture(scope="session")
+def kafka() -> Iterator[Any]:
+    """One real Kafka broker for the session's Kafka tests (tests/kafka_broker.py)."""
+    from tests.kafka_broker import KafkaBroker
+
+    broker = KafkaBroker()
+    yield broker
+    broker.stop()
+
+
 def free_port() -> int:
     import socket
 

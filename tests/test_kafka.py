@@ -28,14 +28,6 @@ from tests import traffic
 from tests.conftest import SidecarProcess
 from tests.kafka_broker import KafkaBroker
 
-
-@pytest.fixture(scope="session")
-def kafka() -> Iterator[KafkaBroker]:
-    broker = KafkaBroker()
-    yield broker
-    broker.stop()
-
-
 Start = Callable[[str, str], SidecarProcess]
 
 

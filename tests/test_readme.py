@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from monitor.cli import build_parser
 from monitor.config import Settings
+from monitor.queue.kafka import JudgeQueueTelemetry
 from monitor.telemetry import Metrics
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
@@ -82,6 +83,7 @@ def registered_metrics() -> dict[str, set[str]]:
     """Exposed name (counters with `_total`) -> label names, as /metrics shows them."""
     registry = CollectorRegistry()
     Metrics(registry)
+    JudgeQueueTelemetry(registry)  # registered only with judging.queue.kind: kafka
     out = {}
     for collector in list(registry._collector_to_names):
         for family in collector.describe():

@@ -5,20 +5,32 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Protocol
 
 from monitor.config import SamplingSettings
 from monitor.model import AssistantTurn
 from monitor.sample.sampler import Sampler
 from monitor.sample.telemetry import SamplingTelemetry
-from monitor.store import ThreadedStore
 
 _BUDGET_REFRESH_S = 5.0
 
 
-class SamplingStage:
-    """A `TurnConsumer`: sampled turns go into the store's judge queue; `on_enqueued` wakes judges."""
+class TurnQueue(Protocol):
+    """Where sampled turns wait for a judge: this node's store (`ThreadedStore`), or the judge
+    queue's topic (`SampledTurnPublisher`). `enqueue` returns once the turn is durable there
+    (False: this trace id is already queued); `backlog` is what waits for a judge here."""
 
-    def __init__(self, settings: SamplingSettings, store: ThreadedStore, metrics: SamplingTelemetry,
+    async def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool: ...
+
+    def backlog(self) -> int: ...
+
+    async def tokens_since(self, since: float) -> int: ...
+
+
+class SamplingStage:
+    """A `TurnConsumer`: sampled turns go into the judge queue; `on_enqueued` wakes judges."""
+
+    def __init__(self, settings: SamplingSettings, store: TurnQueue, metrics: SamplingTelemetry,
                  on_enqueued: Callable[[], None], daily_token_budget: int | None = None) -> None:
         self.settings = settings
         self.sampler = Sampler(settings)
