@@ -37,17 +37,11 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from exporters import attributes as A
 from monitor.errors import PermanentError
 from monitor.ingest import semconv
+from monitor.ingest.semconv._common import DECODER_ENV
+from monitor.ingest.semconv._common import _compiled as _native
 from monitor.model import SpanFacts
 
-try:  # the compiled trace decoder (native/, built by the install command); else Python decodes
-    import assistant_monitor_native as _native
-except ImportError:
-    _native = None
-
 log = logging.getLogger(__name__)
-# "python": decode traces in Python even where the compiled decoder is installed (the reference
-# it is tested against, and a way out should it ever misbehave).
-DECODER_ENV = "ASSISTANT_MONITOR_DECODER"
 
 Format = Literal["proto", "json"]
 Signal = Literal["traces", "logs"]

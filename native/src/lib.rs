@@ -344,8 +344,31 @@ impl TraceDecoder {
     }
 }
 
+/// monitor/ingest/semconv/_common.py `_indexed`, the mappers' costliest helper: unflatten
+/// `prefix.N.rest = v` keys of a dict into [{rest: v}, ...] ordered by N (N: 1 to 9 ASCII
+/// digits). None where Python must decide: not a dict, or a key that is not UTF-8.
+#[pyfunction]
+fn indexed<'py>(py: Python<'py>, attrs: &Bound<'py, PyAny>, prefix: &str) -> PyResult<Option<Bound<'py, PyList>>> {
+    let Ok(dict) = attrs.downcast_exact::<PyDict>() else { return Ok(None) };
+    let mut groups: std::collections::BTreeMap<u32, Bound<'py, PyDict>> = Default::default();
+    for (key, value) in dict.iter() {
+        let Ok(key) = key.downcast::<PyString>() else { continue };
+        let Ok(key) = key.to_str() else { return Ok(None) };
+        let Some(tail) = key.strip_prefix(prefix) else { continue };
+        let Some((index, rest)) = tail.split_once('.') else { continue };
+        if rest.is_empty() || index.is_empty() || index.len() > 9
+            || !index.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let n: u32 = index.parse().unwrap_or_default();
+        groups.entry(n).or_insert_with(|| PyDict::new(py)).set_item(rest, value)?;
+    }
+    Ok(Some(PyList::new(py, groups.into_values())?))
+}
+
 #[pymodule]
 fn assistant_monitor_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TraceDecoder>()?;
+    m.add_function(wrap_pyfunction!(indexed, m)?)?;
     Ok(())
 }
