@@ -99,9 +99,13 @@ const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 
 /// Standard base64 with padding, as Python's base64.b64encode (a dozen lines: no crate needed).
 fn base64(data: &[u8]) -> String {
-    let mut out = String::with_capacity((data.len() + 2) / 3 * 4);
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -124,7 +128,12 @@ struct Walk {
 impl Walk {
     /// One AnyValue as Python: strings cut at max_len characters, arrays and kvlists below
     /// max_depth (None beyond), bytes as base64 text. Counts what it cut or dropped.
-    fn value<'py>(&mut self, py: Python<'py>, pieces: &[&[u8]], depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    fn value<'py>(
+        &mut self,
+        py: Python<'py>,
+        pieces: &[&[u8]],
+        depth: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
         Ok(match any_value(pieces) {
             Any::Unset => py.None().into_bound(py),
             Any::Str(s) => {
@@ -141,8 +150,7 @@ impl Walk {
             Any::StrIndex(n) => n.into_pyobject(py)?.into_any(),
             Any::Double(x) => x.into_pyobject(py)?.into_any(),
             Any::Bytes(b) => PyString::new(py, &base64(b)).into_any(),
-            Any::Array(parts) | Any::KvList(parts) if depth >= self.max_depth => {
-                let _ = parts;
+            Any::Array(_) | Any::KvList(_) if depth >= self.max_depth => {
                 self.too_deep += 1;
                 py.None().into_bound(py)
             }
@@ -173,7 +181,12 @@ impl Walk {
     }
 
     /// A span's or an event's attributes (`number`: the repeated KeyValue field) as a dict.
-    fn attributes<'py>(&mut self, py: Python<'py>, buf: &[u8], number: u32) -> PyResult<Bound<'py, PyDict>> {
+    fn attributes<'py>(
+        &mut self,
+        py: Python<'py>,
+        buf: &[u8],
+        number: u32,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
         for (n, wire, v) in fields(buf) {
             if let (true, LEN, Value::Len(kv)) = (n == number, wire, v) {
@@ -199,17 +212,33 @@ struct TraceDecoder {
 impl TraceDecoder {
     #[new]
     #[pyo3(signature = (*, max_attribute_length, max_value_depth, tenant_id, service_key, tenant_key, event_prefixes))]
-    fn new(max_attribute_length: usize, max_value_depth: usize, tenant_id: Option<String>,
-           service_key: String, tenant_key: String, event_prefixes: Vec<String>) -> Self {
-        TraceDecoder { max_len: max_attribute_length, max_depth: max_value_depth, tenant_id,
-                       service_key, tenant_key, event_prefixes }
+    fn new(
+        max_attribute_length: usize,
+        max_value_depth: usize,
+        tenant_id: Option<String>,
+        service_key: String,
+        tenant_key: String,
+        event_prefixes: Vec<String>,
+    ) -> Self {
+        TraceDecoder {
+            max_len: max_attribute_length,
+            max_depth: max_value_depth,
+            tenant_id,
+            service_key,
+            tenant_key,
+            event_prefixes,
+        }
     }
 
     fn traces<'py>(&self, py: Python<'py>, body: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
         py.allow_threads(|| wire::check(body, wire::Msg::Request, wire::MAX_DEPTH))
             .map_err(|_| PyValueError::new_err("malformed"))?;
-        let mut walk = Walk { max_len: self.max_len, max_depth: self.max_depth, truncated: 0,
-                              too_deep: 0 };
+        let mut walk = Walk {
+            max_len: self.max_len,
+            max_depth: self.max_depth,
+            truncated: 0,
+            too_deep: 0,
+        };
         let items = PyList::empty(py);
         let mut received: u64 = 0;
         for (number, wire, v) in fields(body) {
@@ -223,8 +252,13 @@ impl TraceDecoder {
 
 impl TraceDecoder {
     /// One ResourceSpans into `items`; returns its span count (refused ones included).
-    fn resource_spans<'py>(&self, py: Python<'py>, buf: &[u8], walk: &mut Walk,
-                           items: &Bound<'py, PyList>) -> PyResult<u64> {
+    fn resource_spans<'py>(
+        &self,
+        py: Python<'py>,
+        buf: &[u8],
+        walk: &mut Walk,
+        items: &Bound<'py, PyList>,
+    ) -> PyResult<u64> {
         let (mut service, mut tenant): (&str, &str) = ("", "");
         let mut count: u64 = 0;
         for (number, wire, v) in fields(buf) {
@@ -242,20 +276,30 @@ impl TraceDecoder {
                     }
                 }
                 (2, LEN, Value::Len(scope_spans)) => {
-                    count += fields(scope_spans).filter(|f| f.0 == 2 && f.1 == LEN).count() as u64;
+                    count += fields(scope_spans)
+                        .filter(|f| f.0 == 2 && f.1 == LEN)
+                        .count() as u64;
                 }
                 _ => {}
             }
         }
         // `string_value or None`, as the Python decoder reads them.
-        let tenant = if tenant.is_empty() { None } else { Some(tenant) };
+        let tenant = if tenant.is_empty() {
+            None
+        } else {
+            Some(tenant)
+        };
         if let Some(expected) = &self.tenant_id {
             if tenant != Some(expected.as_str()) {
                 items.append(("tenant_mismatch", count, tenant.is_none()))?;
                 return Ok(count);
             }
         }
-        let service = if service.is_empty() { py.None().into_bound(py) } else { PyString::new(py, service).into_any() };
+        let service = if service.is_empty() {
+            py.None().into_bound(py)
+        } else {
+            PyString::new(py, service).into_any()
+        };
         let tenant = match tenant {
             None => py.None().into_bound(py),
             Some(t) => PyString::new(py, t).into_any(),
@@ -272,8 +316,14 @@ impl TraceDecoder {
         Ok(count)
     }
 
-    fn span<'py>(&self, py: Python<'py>, buf: &[u8], service: &Bound<'py, PyAny>,
-                 tenant: &Bound<'py, PyAny>, walk: &mut Walk) -> PyResult<Bound<'py, PyTuple>> {
+    fn span<'py>(
+        &self,
+        py: Python<'py>,
+        buf: &[u8],
+        service: &Bound<'py, PyAny>,
+        tenant: &Bound<'py, PyAny>,
+        walk: &mut Walk,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let (mut trace_id, mut span_id, mut parent): (&[u8], &[u8], &[u8]) = (b"", b"", b"");
         let mut name = "";
         let (mut start, mut end, mut flags) = (0u64, 0u64, 0u64);
@@ -314,7 +364,11 @@ impl TraceDecoder {
                         event_name = as_str(s);
                     }
                 }
-                if self.event_prefixes.iter().any(|p| event_name.starts_with(p.as_str())) {
+                if self
+                    .event_prefixes
+                    .iter()
+                    .any(|p| event_name.starts_with(p.as_str()))
+                {
                     events.append((event_name, walk.attributes(py, event, 3)?))?;
                 }
             }
@@ -322,7 +376,11 @@ impl TraceDecoder {
         let attributes = walk.attributes(py, buf, 9)?;
         let is_root = parent.is_empty() || flags & PARENT_IS_REMOTE == PARENT_IS_REMOTE;
         let error = if status_code == STATUS_ERROR {
-            Some(if status_message.is_empty() { "error" } else { status_message })
+            Some(if status_message.is_empty() {
+                "error"
+            } else {
+                status_message
+            })
         } else {
             None
         };
@@ -348,20 +406,40 @@ impl TraceDecoder {
 /// `prefix.N.rest = v` keys of a dict into [{rest: v}, ...] ordered by N (N: 1 to 9 ASCII
 /// digits). None where Python must decide: not a dict, or a key that is not UTF-8.
 #[pyfunction]
-fn indexed<'py>(py: Python<'py>, attrs: &Bound<'py, PyAny>, prefix: &str) -> PyResult<Option<Bound<'py, PyList>>> {
-    let Ok(dict) = attrs.downcast_exact::<PyDict>() else { return Ok(None) };
+fn indexed<'py>(
+    py: Python<'py>,
+    attrs: &Bound<'py, PyAny>,
+    prefix: &str,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let Ok(dict) = attrs.downcast_exact::<PyDict>() else {
+        return Ok(None);
+    };
     let mut groups: std::collections::BTreeMap<u32, Bound<'py, PyDict>> = Default::default();
     for (key, value) in dict.iter() {
-        let Ok(key) = key.downcast::<PyString>() else { continue };
-        let Ok(key) = key.to_str() else { return Ok(None) };
-        let Some(tail) = key.strip_prefix(prefix) else { continue };
-        let Some((index, rest)) = tail.split_once('.') else { continue };
-        if rest.is_empty() || index.is_empty() || index.len() > 9
-            || !index.bytes().all(|b| b.is_ascii_digit()) {
+        let Ok(key) = key.downcast::<PyString>() else {
+            continue;
+        };
+        let Ok(key) = key.to_str() else {
+            return Ok(None);
+        };
+        let Some(tail) = key.strip_prefix(prefix) else {
+            continue;
+        };
+        let Some((index, rest)) = tail.split_once('.') else {
+            continue;
+        };
+        if rest.is_empty()
+            || index.is_empty()
+            || index.len() > 9
+            || !index.bytes().all(|b| b.is_ascii_digit())
+        {
             continue;
         }
         let n: u32 = index.parse().unwrap_or_default();
-        groups.entry(n).or_insert_with(|| PyDict::new(py)).set_item(rest, value)?;
+        groups
+            .entry(n)
+            .or_insert_with(|| PyDict::new(py))
+            .set_item(rest, value)?;
     }
     Ok(Some(PyList::new(py, groups.into_values())?))
 }

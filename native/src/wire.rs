@@ -103,7 +103,11 @@ impl<'a> Reader<'a> {
                 loop {
                     let (inner, inner_wire) = self.tag()?;
                     if inner_wire == END_GROUP {
-                        return if inner == field { Ok(()) } else { Err(Malformed) };
+                        return if inner == field {
+                            Ok(())
+                        } else {
+                            Err(Malformed)
+                        };
                     }
                     self.skip(inner, inner_wire, depth)?;
                 }
@@ -233,8 +237,8 @@ pub fn check(buf: &[u8], msg: Msg, depth: i32) -> Result<()> {
     Ok(())
 }
 
-/// The fields of a message already checked, as (number, wire type, value) with the value a
-/// slice (LEN), or a number (VARINT, FIXED64, FIXED32) in `.1`.
+/// The fields of a message already checked: (number, wire type, value), the value a slice
+/// (LEN) or a number (VARINT, FIXED64, FIXED32); groups are skipped.
 pub struct Fields<'a> {
     reader: Reader<'a>,
 }
@@ -245,7 +249,9 @@ pub enum Value<'a> {
 }
 
 pub fn fields(buf: &[u8]) -> Fields<'_> {
-    Fields { reader: Reader::new(buf) }
+    Fields {
+        reader: Reader::new(buf),
+    }
 }
 
 impl<'a> Iterator for Fields<'a> {
