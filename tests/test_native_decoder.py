@@ -12,7 +12,9 @@ import random
 import struct
 from pathlib import Path
 
+import assistant_monitor_native
 import pytest
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.internal.encoder import _VarintBytes
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
@@ -200,6 +202,31 @@ MALFORMED = {"nested 101 messages deep", "unmatched end group", "group ended by 
 @pytest.mark.parametrize("name", WIRE_CASES)
 def test_same_outcome_for_hand_made_wire_input(name: str) -> None:
     assert assert_same(WIRE_CASES[name]) == ("error" if name in MALFORMED else "batch")
+
+
+_WIRE = {FieldDescriptor.TYPE_STRING: "string", FieldDescriptor.TYPE_BYTES: "bytes",
+         FieldDescriptor.TYPE_DOUBLE: "fixed64", FieldDescriptor.TYPE_FIXED64: "fixed64",
+         FieldDescriptor.TYPE_SFIXED64: "fixed64", FieldDescriptor.TYPE_FLOAT: "fixed32",
+         FieldDescriptor.TYPE_FIXED32: "fixed32", FieldDescriptor.TYPE_SFIXED32: "fixed32"}
+
+
+def test_the_compiled_decoder_knows_every_field_of_the_installed_protos() -> None:
+    """upb checks fields by their declared type (UTF-8 in strings, nesting in messages): a field
+    a newer opentelemetry-proto adds must be added to native/src/wire.rs too."""
+    declared, stack, seen = set(), [ExportTraceServiceRequest.DESCRIPTOR], set()
+    while stack:
+        message = stack.pop()
+        if message.full_name in seen:
+            continue
+        seen.add(message.full_name)
+        for f in message.fields:
+            if f.message_type is not None:
+                kind = f.message_type.full_name
+                stack.append(f.message_type)
+            else:
+                kind = _WIRE.get(f.type, "varint")  # ints, bools, enums
+            declared.add((message.full_name, f.number, kind))
+    assert set(assistant_monitor_native.schema()) == declared
 
 
 class Keys(dict):

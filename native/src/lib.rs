@@ -444,9 +444,16 @@ fn indexed<'py>(
     Ok(Some(PyList::new(py, groups.into_values())?))
 }
 
+/// The protobuf fields the decoder knows, as (message, number, kind): see wire::schema.
+#[pyfunction]
+fn schema() -> Vec<(&'static str, u32, String)> {
+    wire::schema()
+}
+
 #[pymodule]
 fn assistant_monitor_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TraceDecoder>()?;
     m.add_function(wrap_pyfunction!(indexed, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     Ok(())
 }

@@ -137,6 +137,66 @@ pub enum Msg {
     KeyValueList,
 }
 
+impl Msg {
+    const ALL: [Msg; 14] = [
+        Msg::Request,
+        Msg::ResourceSpans,
+        Msg::Resource,
+        Msg::EntityRef,
+        Msg::ScopeSpans,
+        Msg::Scope,
+        Msg::Span,
+        Msg::Event,
+        Msg::Link,
+        Msg::Status,
+        Msg::KeyValue,
+        Msg::AnyValue,
+        Msg::ArrayValue,
+        Msg::KeyValueList,
+    ];
+
+    fn full_name(self) -> &'static str {
+        match self {
+            Msg::Request => "opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest",
+            Msg::ResourceSpans => "opentelemetry.proto.trace.v1.ResourceSpans",
+            Msg::Resource => "opentelemetry.proto.resource.v1.Resource",
+            Msg::EntityRef => "opentelemetry.proto.common.v1.EntityRef",
+            Msg::ScopeSpans => "opentelemetry.proto.trace.v1.ScopeSpans",
+            Msg::Scope => "opentelemetry.proto.common.v1.InstrumentationScope",
+            Msg::Span => "opentelemetry.proto.trace.v1.Span",
+            Msg::Event => "opentelemetry.proto.trace.v1.Span.Event",
+            Msg::Link => "opentelemetry.proto.trace.v1.Span.Link",
+            Msg::Status => "opentelemetry.proto.trace.v1.Status",
+            Msg::KeyValue => "opentelemetry.proto.common.v1.KeyValue",
+            Msg::AnyValue => "opentelemetry.proto.common.v1.AnyValue",
+            Msg::ArrayValue => "opentelemetry.proto.common.v1.ArrayValue",
+            Msg::KeyValueList => "opentelemetry.proto.common.v1.KeyValueList",
+        }
+    }
+}
+
+/// The table below as (message, field number, kind): the tests compare it with the installed
+/// opentelemetry-proto's descriptors, so a field added there cannot be missed here.
+pub fn schema() -> Vec<(&'static str, u32, String)> {
+    let mut rows = Vec::new();
+    for msg in Msg::ALL {
+        for number in 1..=64 {
+            if let Some(kind) = field(msg, number) {
+                let kind = match kind {
+                    Kind::Str => "string".to_string(),
+                    Kind::Bytes => "bytes".to_string(),
+                    Kind::Varint => "varint".to_string(),
+                    Kind::Fixed64 => "fixed64".to_string(),
+                    Kind::Fixed32 => "fixed32".to_string(),
+                    Kind::Message(inner) => inner.full_name().to_string(),
+                };
+                rows.push((msg.full_name(), number, kind));
+            }
+        }
+    }
+    rows
+}
+
 enum Kind {
     Str,
     Bytes,
