@@ -1,15 +1,19 @@
 """Ingest throughput: spans per second per core through decode + mapping + assembly.
 
     python bench/ingest.py [--traces 4000] [--batch 100] [--wal off,on,nofsync]
+                           [--decoders python,native]
 
 A realistic RAG trace mix (root, retrieval with 5 documents, two LLM calls, a tool call; about
 10 attributes a span; a third each in GenAI, OpenInference and OpenLLMetry conventions), sent as
 export requests of `--batch` traces. Prints, side by side:
-  1. in-process: decode + map + assemble, per encoding (one core: Python runs one thread here);
+  0. the floors: upb's protobuf parse alone (no field read), and the compiled decoder alone
+     (wire to Python dicts, no mapping);
+  1. in-process: decode + map + assemble, per encoding and per trace decoder (`--decoders`:
+     the Python reference, the compiled one of native/; one core: Python runs one thread here);
   2. through the receivers: a client process sends to a sidecar process over loopback (gRPC,
      HTTP protobuf, HTTP JSON); spans per second of the sidecar's CPU time, and its peak RSS;
      once per `--wal` mode: the write-ahead log off, on (fsync before each answer, group
-     committed), on without fsync (survives kill -9, not a power cut).
+     committed), on without fsync (survives kill -9, not a power cut); once per decoder.
 Timings are medians of `--repeat` runs. Nothing here is asserted.
 """
 
@@ -37,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from monitor.assemble import TurnAssembler  # noqa: E402
 from monitor.config import AssemblySettings  # noqa: E402
-from monitor.ingest.otlp import OtlpDecoder  # noqa: E402
+from monitor.ingest.otlp import DECODER_ENV, OtlpDecoder  # noqa: E402
+from monitor.ingest.semconv._common import use_compiled  # noqa: E402
 from monitor.telemetry import Metrics  # noqa: E402
 
 DOC = "Refunds are issued within 30 days of purchase to the original payment method. " * 4
@@ -165,15 +170,34 @@ def to_otlp_json(request: ExportTraceServiceRequest) -> bytes:
     return json.dumps(data).encode()
 
 
-def in_process(bodies: list[bytes], fmt: str) -> float:
+def raw_parse(bodies: list[bytes]) -> float:
+    """Seconds for upb to parse every body into messages, reading no field: the floor."""
+    start = time.perf_counter()
+    for body in bodies:
+        ExportTraceServiceRequest().ParseFromString(body)
+    return time.perf_counter() - start
+
+
+def native_only(bodies: list[bytes]) -> float:
+    """Seconds for the compiled decoder alone: wire to Python dicts, no mapping."""
+    decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16, native=True)
+    start = time.perf_counter()
+    for body in bodies:
+        decoder.native.traces(body)  # type: ignore[union-attr]
+    return time.perf_counter() - start
+
+
+def in_process(bodies: list[bytes], fmt: str, decoder_kind: str) -> float:
     """Seconds to decode, map and assemble every body (all turns completed)."""
-    decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16)
+    decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16,
+                          native=decoder_kind == "native")
+    use_compiled(decoder_kind == "native")  # the mappers' compiled helper too
     assembler = TurnAssembler(AssemblySettings(root_grace_s=0, max_traces=100_000,
                                                max_spans=1_000_000), Metrics())
     start = time.perf_counter()
     turns = 0
     for body in bodies:
-        batch = decoder.traces(decoder.parse_traces(body, fmt))  # type: ignore[arg-type]
+        batch = decoder.decode("traces", body, fmt)  # type: ignore[arg-type]
         assembler.add(batch.facts)
         turns += len(assembler.expire())
     elapsed = time.perf_counter() - start
@@ -257,8 +281,8 @@ WAL_MODES = {"off": "{enabled: false}", "on": "{enabled: true, fsync: true}",
              "nofsync": "{enabled: true, fsync: false}"}
 
 
-def through_receiver(kind: str, bodies: list[bytes], spans: int,
-                     wal: str) -> tuple[float, float, float]:
+def through_receiver(kind: str, bodies: list[bytes], spans: int, wal: str,
+                     decoder_kind: str) -> tuple[float, float, float]:
     """(spans per wall second, spans per sidecar CPU second, sidecar peak RSS MiB)."""
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     with tempfile.TemporaryDirectory() as tmp:
@@ -273,8 +297,9 @@ def through_receiver(kind: str, bodies: list[bytes], spans: int,
             f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n"
             f"wal: {WAL_MODES[wal]}\n"
             "log_level: WARNING\n")
+        env = {**os.environ, DECODER_ENV: decoder_kind}
         sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
-                                    str(config)])
+                                    str(config)], env=env)
         try:
             wait_ready(ports["admin"], 30)
             cpu0, t0 = cpu_seconds(sidecar.pid), time.perf_counter()
@@ -298,10 +323,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--wal", default="off,on", help="write-ahead log modes to compare: "
                         + ", ".join(WAL_MODES))
+    parser.add_argument("--decoders", default="python,native",
+                        help="trace decoders to compare: python (the reference), native")
     args = parser.parse_args()
     wal_modes = args.wal.split(",")
     if not set(wal_modes) <= WAL_MODES.keys():
         parser.error(f"--wal: expected some of {', '.join(WAL_MODES)}")
+    decoders = args.decoders.split(",")
+    if not set(decoders) <= {"python", "native"}:
+        parser.error("--decoders: expected some of python, native")
 
     requests = make_requests(args.traces, args.batch)
     proto = [r.SerializeToString() for r in requests]
@@ -314,21 +344,34 @@ def main() -> None:
           f"{len(requests)} requests of {args.batch} traces; medians of {args.repeat} runs\n")
 
     print(f"{'in-process (1 core)':28} {'spans/s':>10} {'µs/span':>8}")
-    for name, bodies, fmt in (("protobuf", proto, "proto"), ("OTLP/JSON", otlp_json, "json")):
-        seconds = statistics.median(in_process(bodies, fmt) for _ in range(args.repeat))
+    floors = [("raw upb parse (floor)", raw_parse)]
+    if "native" in decoders:
+        floors.append(("native decode, no mapping", native_only))
+    for name, floor in floors:
+        seconds = statistics.median(floor(proto) for _ in range(args.repeat))
         print(f"  {name:26} {spans / seconds:>10,.0f} {seconds / spans * 1e6:>8.1f}")
+    for name, bodies, fmt in (("protobuf", proto, "proto"), ("OTLP/JSON", otlp_json, "json")):
+        for decoder in decoders if fmt == "proto" else decoders[:1]:  # JSON: Python decodes
+            seconds = statistics.median(in_process(bodies, fmt, decoder)
+                                        for _ in range(args.repeat))
+            label = f"{name}, {decoder}" if fmt == "proto" else name
+            print(f"  {label:26} {spans / seconds:>10,.0f} {seconds / spans * 1e6:>8.1f}")
 
-    print(f"\n{'through the receivers':20} {'WAL':>7} {'spans/s':>10} {'spans/cpu-s':>12} "
-          f"{'peak RSS':>9}")
+    print(f"\n{'through the receivers':20} {'decoder':>8} {'WAL':>7} {'spans/s':>10} "
+          f"{'spans/cpu-s':>12} {'peak RSS':>9}")
     for kind, bodies in (("grpc", proto), ("http-protobuf", proto), ("http-json", otlp_json)):
         # Modes interleaved run by run: a machine busy meanwhile slows every mode alike.
-        runs: dict[str, list[tuple[float, float, float]]] = {wal: [] for wal in wal_modes}
+        modes = [(d, wal) for d in (decoders if kind != "http-json" else decoders[:1])
+                 for wal in wal_modes]
+        runs: dict[tuple[str, str], list[tuple[float, float, float]]] = {m: [] for m in modes}
         for _ in range(args.repeat):
-            for wal in wal_modes:
-                runs[wal].append(through_receiver(kind, bodies, spans, wal))
-        for wal in wal_modes:
-            wall, per_cpu, rss = (statistics.median(r[i] for r in runs[wal]) for i in range(3))
-            print(f"  {kind:18} {wal:>7} {wall:>10,.0f} {per_cpu:>12,.0f} {rss:>7.0f} MiB")
+            for decoder, wal in modes:
+                runs[decoder, wal].append(through_receiver(kind, bodies, spans, wal, decoder))
+        for decoder, wal in modes:
+            wall, per_cpu, rss = (statistics.median(r[i] for r in runs[decoder, wal])
+                                  for i in range(3))
+            print(f"  {kind:18} {decoder:>8} {wal:>7} {wall:>10,.0f} {per_cpu:>12,.0f} "
+                  f"{rss:>7.0f} MiB")
     print("\nReference: the OpenTelemetry Collector published ~12k spans/s on one core "
           "(20-attribute spans).")
 

@@ -213,6 +213,10 @@ _ITEM_OVERHEAD = 120  # a message, document or tool call object, a container ent
 def _value_size(value: object) -> int:
     """Bytes of a decoded attribute value (tool arguments, results): iterative, so a deeply
     nested value cannot overflow the stack."""
+    if value.__class__ is str:  # most values: the same sizes, without the walk
+        return sys.getsizeof(value)
+    if value is None:
+        return 32
     size, stack = 0, [value]
     while stack:
         item = stack.pop()

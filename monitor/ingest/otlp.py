@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from exporters import attributes as A
 from monitor.errors import PermanentError
 from monitor.ingest import semconv
+from monitor.ingest.semconv._common import DECODER_ENV
+from monitor.ingest.semconv._common import _compiled as _native
 from monitor.model import SpanFacts
 
 log = logging.getLogger(__name__)
@@ -155,6 +158,17 @@ def _parse(body: bytes, fmt: Format, message: Any, path: tuple[str, str, str]) -
                              f"{_field_path(exc)}") from None
 
 
+def _bad_id(batch: Batch, reason: str, name: str) -> None:
+    what, size = ("trace_id", 16) if reason == "invalid_trace_id" else ("span_id", 8)
+    batch.reject(reason, 1, f"span {name!r}: {what} must be {size} non-zero bytes")
+
+
+def _wrong_tenant(batch: Batch, count: int, noun: str, tenant: str | None) -> None:
+    reason = "missing tenant.id" if tenant is None else "tenant.id"  # its value is not echoed
+    batch.reject("tenant_mismatch", count,
+                 f"{count} {noun} refused: {reason} is not this sidecar's tenant")
+
+
 def _mapping_failed(batch: Batch, exc: Exception) -> None:
     """The mappers validate every value, so this is a bug; counted, and logged by type only
     (an exception's text, pydantic's `input_value=` above all, may quote trace content)."""
@@ -163,15 +177,28 @@ def _mapping_failed(batch: Batch, exc: Exception) -> None:
 
 
 class OtlpDecoder:
+    """`native`: decode protobuf traces with the compiled decoder (None: when it is installed
+    and $ASSISTANT_MONITOR_DECODER is not "python"). Both give the same batches."""
+
     def __init__(self, *, max_attribute_length: int, max_value_depth: int,
-                 tenant_id: str | None = None) -> None:
+                 tenant_id: str | None = None, native: bool | None = None) -> None:
         self.max_len = max_attribute_length
         self.max_depth = max_value_depth
         self.tenant_id = tenant_id
+        if native is None:
+            native = _native is not None and os.environ.get(DECODER_ENV, "") != "python"
+        if native and _native is None:
+            raise RuntimeError("the compiled decoder (assistant-monitor-native) is not installed")
+        self.native = (_native.TraceDecoder(
+            max_attribute_length=max_attribute_length, max_value_depth=max_value_depth,
+            tenant_id=tenant_id, service_key=A.SERVICE_NAME, tenant_key=A.TENANT_ID,
+            event_prefixes=list(semconv.INTERESTING_EVENT_PREFIXES)) if native else None)
 
     def decode(self, signal: Signal, body: bytes, fmt: Format) -> Batch:
         """Parse and map one request body; PermanentError naming what is wrong."""
         if signal == "traces":
+            if self.native is not None and fmt == "proto":
+                return self.traces_native(body)
             return self.traces(self.parse_traces(body, fmt))
         return self.logs(self.parse_logs(body, fmt))
 
@@ -226,9 +253,7 @@ class OtlpDecoder:
             elif kv.key == A.TENANT_ID:
                 tenant = kv.value.string_value or None
         if self.tenant_id is not None and tenant != self.tenant_id:
-            reason = "missing tenant.id" if tenant is None else "tenant.id"  # not echoed
-            batch.reject("tenant_mismatch", count,
-                         f"{count} {noun} refused: {reason} is not this sidecar's tenant")
+            _wrong_tenant(batch, count, noun, tenant)
             return None
         return service, tenant
 
@@ -248,12 +273,10 @@ class OtlpDecoder:
                 for span in ss.spans:
                     trace_id, span_id = span.trace_id, span.span_id
                     if len(trace_id) != 16 or trace_id == bytes(16):
-                        batch.reject("invalid_trace_id", 1,
-                                     f"span {span.name!r}: trace_id must be 16 non-zero bytes")
+                        _bad_id(batch, "invalid_trace_id", span.name)
                         continue
                     if len(span_id) != 8 or span_id == bytes(8):
-                        batch.reject("invalid_span_id", 1,
-                                     f"span {span.name!r}: span_id must be 8 non-zero bytes")
+                        _bad_id(batch, "invalid_span_id", span.name)
                         continue
                     facts = SpanFacts(
                         span_id=span_id, trace_id=trace_id, parent_span_id=span.parent_span_id,
@@ -273,6 +296,39 @@ class OtlpDecoder:
                         _mapping_failed(batch, exc)
                         continue
                     batch.facts.append(facts)
+        return batch
+
+    def traces_native(self, body: bytes) -> Batch:
+        """`traces(parse_traces(body, "proto"))` by the compiled decoder: the same batch."""
+        try:
+            received, items, truncated, too_deep = self.native.traces(bytes(body))
+        except ValueError:
+            raise PermanentError("malformed protobuf ExportTraceServiceRequest") from None
+        batch = Batch(received=received)
+        issues = batch.issues
+        if truncated:
+            issues["value_truncated"] += truncated
+        if too_deep:
+            issues["value_too_deep"] += too_deep
+        facts_out, extract = batch.facts, semconv.extract
+        for item in items:
+            if len(item) != 12:  # a refusal: (reason, span name) or (reason, count, no tenant)
+                if len(item) == 2:
+                    _bad_id(batch, *item)
+                else:
+                    _wrong_tenant(batch, item[1], "spans", None if item[2] else "")
+                continue
+            (trace_id, span_id, parent, service, tenant, name, start, end, is_root, error, attrs,
+             events) = item
+            facts = SpanFacts(span_id=span_id, trace_id=trace_id, parent_span_id=parent,
+                              service=service, tenant=tenant, name=name, start_ns=start,
+                              end_ns=end, is_root=is_root, error=error)
+            try:
+                extract(facts, attrs, events, issues)
+            except Exception as exc:  # noqa: BLE001  a mapper bug: refuse the span
+                _mapping_failed(batch, exc)
+                continue
+            facts_out.append(facts)
         return batch
 
     # -- logs ----------------------------------------------------------------------------------

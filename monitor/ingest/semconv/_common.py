@@ -9,11 +9,32 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from monitor.model import SpanFacts, SpanRole
+
+try:  # native/: the compiled trace decoder, and `_indexed` compiled
+    import assistant_monitor_native as _compiled
+except ImportError:
+    _compiled = None
+
+# "python": decode and map in Python only, even where native/ is installed (the reference the
+# compiled path is tested against, and a way out should it ever misbehave).
+DECODER_ENV = "ASSISTANT_MONITOR_DECODER"
+_native_indexed: Any = None
+
+
+def use_compiled(enabled: bool) -> None:
+    """The compiled `_indexed` on or off (at import: on unless $ASSISTANT_MONITOR_DECODER is
+    "python"); the bench and the tests compare both."""
+    global _native_indexed
+    _native_indexed = _compiled.indexed if enabled and _compiled is not None else None
+
+
+use_compiled(os.environ.get(DECODER_ENV) != "python")
 
 Attrs = Mapping[str, Any]
 Event = tuple[str, Attrs]  # (name, attributes or body)
@@ -150,6 +171,14 @@ def _str(value: Any, issues: Counter[str], name: str) -> str | None:
 
 def _indexed(attrs: Attrs, prefix: str) -> list[dict[str, Any]]:
     """Unflatten `prefix.N.rest = v` keys into [{rest: v}, ...] ordered by N."""
+    if _native_indexed is not None:
+        found = _native_indexed(attrs, prefix)  # the same lists (tests/test_native_decoder.py)
+        if found is not None:
+            return found
+    return _indexed_python(attrs, prefix)
+
+
+def _indexed_python(attrs: Attrs, prefix: str) -> list[dict[str, Any]]:
     groups: dict[int, dict[str, Any]] = {}
     plen = len(prefix)
     for key in attrs:
