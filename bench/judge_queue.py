@@ -34,10 +34,10 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # noqa: E402
 from aiokafka.errors import KafkaError  # noqa: E402
 from ingest import cpu_seconds  # noqa: E402
 
-from monitor.app import PUBLISHING  # noqa: E402
 from monitor.config import JudgeQueueSettings, KafkaSettings, Settings  # noqa: E402
 from monitor.judges.base import JudgeResult, Verdict  # noqa: E402
 from monitor.model import AssistantTurn, RetrievedDocument  # noqa: E402
+from monitor.pipeline import PUBLISHING  # noqa: E402
 from monitor.queue.kafka import (  # noqa: E402
     JudgeQueueTelemetry,
     SampledTurnPublisher,

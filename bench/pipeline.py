@@ -52,7 +52,7 @@ def run_pipeline(bodies: list[bytes], rate: float, store_dir: Path) -> float:
         try:
             start = time.perf_counter()
             for body in bodies:
-                sidecar.consume(sidecar.decoder.decode("traces", body, "proto"), "bench", "traces")
+                sidecar.pipeline.consume(sidecar.decoder.decode("traces", body, "proto"), "bench", "traces")
                 await asyncio.sleep(0)  # the turn pump runs between requests, as it does live
             await sidecar.settle()
             return time.perf_counter() - start

@@ -218,7 +218,7 @@ async def _replay(settings: Settings, path: Path) -> int:
         for body, fmt in read_requests(path):
             requests += 1
             try:
-                sidecar.consume(sidecar.decoder.decode("traces", body, fmt), "replay", "traces")
+                sidecar.pipeline.consume(sidecar.decoder.decode("traces", body, fmt), "replay", "traces")
             except PermanentError as exc:
                 rejected += 1
                 print(f"request {requests}: {exc}", file=sys.stderr)

@@ -196,7 +196,7 @@ def test_content_encodings(sidecar: RunningSidecar, caplog: pytest.LogCaptureFix
 def test_a_failed_background_task_is_logged_counted_and_restarted(
         start_sidecar, caplog: pytest.LogCaptureFixture) -> None:
     sidecar = start_sidecar(sampling=JUDGE_ONLY_SHOP_BOT)
-    assembler = sidecar.sidecar.assembler
+    assembler = sidecar.sidecar.pipeline.assembler
     expire = assembler.expire
     failures = []
 
