@@ -35,7 +35,6 @@ from aiokafka.errors import KafkaError  # noqa: E402
 from ingest import cpu_seconds  # noqa: E402
 
 from monitor.config import JudgeQueueSettings, KafkaSettings, Settings  # noqa: E402
-from monitor.judges.base import JudgeResult, Verdict  # noqa: E402
 from monitor.model import AssistantTurn, RetrievedDocument  # noqa: E402
 from monitor.pipeline import PUBLISHING  # noqa: E402
 from monitor.queue.kafka import (  # noqa: E402
@@ -43,6 +42,7 @@ from monitor.queue.kafka import (  # noqa: E402
     SampledTurnPublisher,
     encode_turn,
 )
+from monitor.verdict import JudgeResult, Verdict  # noqa: E402
 from tests.kafka_broker import KafkaBroker  # noqa: E402
 
 

@@ -36,7 +36,7 @@ from monitor.ingest.http_receiver import HttpReceiver
 from monitor.ingest.kafka_source import KafkaSource
 from monitor.ingest.otlp import OtlpDecoder
 from monitor.ingest.wal import WriteAheadLog
-from monitor.judges.base import Judge, JudgeResult
+from monitor.judges.base import Judge
 from monitor.judges.factory import build_judges
 from monitor.judges.stage import JudgeStage
 from monitor.model import AssistantTurn, TurnConsumer
@@ -45,6 +45,7 @@ from monitor.queue.kafka import JudgeQueueTelemetry, SampledTurnPublisher, Sampl
 from monitor.sample.stage import SamplingStage
 from monitor.store import Store, ThreadedStore
 from monitor.telemetry import Metrics
+from monitor.verdict import JudgeResult
 
 log = logging.getLogger(__name__)
 

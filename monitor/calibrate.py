@@ -48,9 +48,10 @@ from monitor.agreement import (
 )
 from monitor.emit.intervals import wilson
 from monitor.evaluate import Case, svg_bars
-from monitor.judges.base import Judge, JudgeResult, close_judges
+from monitor.judges.base import Judge, close_judges
 from monitor.judges.factory import judge_variants
 from monitor.judges.fusion import EVALUATORS, PLAN, evaluator_scores
+from monitor.verdict import JudgeResult
 
 LABELS = {"answer_relevance": ["relevant", "irrelevant"],
           "completeness": ["complete", "incomplete", "no_answer"]}

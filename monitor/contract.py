@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from monitor.judges.base import JudgeResult, Metric, Verdict
 from monitor.judges.telemetry import LATENCY_BUCKETS
 from monitor.model import AssistantTurn
+from monitor.verdict import JudgeResult, Metric, Verdict
 
 # -- the verdict metric families --------------------------------------------------------------
 

@@ -34,9 +34,10 @@ from tqdm import tqdm
 
 from monitor.contract import QUALITIES
 from monitor.emit.intervals import WeightedSums, wilson
-from monitor.judges.base import Judge, JudgeResult
+from monitor.judges.base import Judge
 from monitor.judges.tool_match import ToolCallScores
 from monitor.model import AssistantTurn, RetrievedDocument, ToolCall
+from monitor.verdict import JudgeResult
 
 # Metrics where a lower value is better (the gates turn them around).
 LOWER_IS_BETTER = {q.name for q in QUALITIES if q.higher_is_worse}

@@ -3,7 +3,7 @@
 Hot path (one per span): `SpanFacts`, plain slotted dataclasses filled by the semantic-convention
 mapping. Once per turn: `AssistantTurn`, a validated pydantic model that the sampler, the judges
 and the store share. What judges say about a turn (`Verdict`, `JudgeResult`, their typed details)
-is in monitor/verdict.py, importable from here too.
+is in monitor/verdict.py.
 """
 
 from __future__ import annotations
@@ -12,21 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
-
-from monitor.verdict import (  # noqa: F401 - verdicts: the shared vocabulary, from here too
-    CLAIM_LABELS,
-    LABELS,
-    Agreement,
-    CallLabel,
-    ClaimLabel,
-    DocumentLabel,
-    JudgeResult,
-    Metric,
-    ReferenceCounts,
-    Signals,
-    ToolCallPair,
-    Verdict,
-)
 
 SpanRole = Literal["llm", "retrieval", "tool", "agent", "chain", "other"]
 

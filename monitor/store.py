@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from monitor.model import AssistantTurn, JudgeResult
+from monitor.model import AssistantTurn
+from monitor.verdict import JudgeResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (

@@ -17,8 +17,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from monitor.model import DocumentLabel, Verdict
 from monitor.store import Store
+from monitor.verdict import DocumentLabel, Verdict
 
 METRICS = ("context_relevance", "answer_relevance", "completeness", "groundedness", "tool_use",
            "tool_calls")

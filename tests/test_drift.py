@@ -19,9 +19,9 @@ from monitor.emit.drift import (
 )
 from monitor.emit.intervals import WeightedSums
 from monitor.emit.metrics import LabelGuard
-from monitor.judges.base import JudgeResult, Verdict
 from monitor.model import AssistantTurn
 from monitor.telemetry import Metrics
+from monitor.verdict import JudgeResult, Verdict
 
 
 def test_two_proportion_z_against_a_hand_computed_value() -> None:

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from monitor.contract import QUALITIES
-from monitor.judges.base import Metric
+from monitor.verdict import Metric
 from tests.conftest import RunningSidecar
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,10 +20,10 @@ from monitor.config import SamplingSettings
 from monitor.emit.intervals import WeightedSums, wilson
 from monitor.emit.metrics import LabelGuard
 from monitor.emit.verdicts import VerdictMetrics
-from monitor.judges.base import JudgeResult, Verdict
 from monitor.model import AssistantTurn, Feedback, RetrievedDocument
 from monitor.sample import Sampler
 from monitor.telemetry import Metrics
+from monitor.verdict import JudgeResult, Verdict
 
 
 def test_wilson_against_a_textbook_value() -> None:

@@ -18,12 +18,12 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from monitor.config import JudgingSettings, LLMJudgingSettings
-from monitor.judges.base import JudgeResult, Verdict
 from monitor.judges.llm import LLMJudge
 from monitor.judges.stage import JudgeStage, judge_input
 from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.store import Store
 from monitor.telemetry import Metrics
+from monitor.verdict import JudgeResult, Verdict
 from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 

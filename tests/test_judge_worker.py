@@ -13,13 +13,13 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry
 
 from monitor.config import JudgingSettings, LocalJudgeSettings
-from monitor.judges.base import JudgeResult
 from monitor.judges.local import LocalJudge
 from monitor.judges.stage import JudgeStage
 from monitor.judges.worker import ProcessJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.store import Store
 from monitor.telemetry import Metrics
+from monitor.verdict import JudgeResult
 
 TURN = AssistantTurn(
     trace_id="ab" * 16, service="bot", question="How long do refunds take?",

@@ -27,9 +27,9 @@ from prometheus_client import CollectorRegistry
 from monitor.app import Sidecar
 from monitor.config import Settings
 from monitor.errors import ConfigError
-from monitor.judges.base import JudgeResult, Verdict
 from monitor.model import AssistantTurn
 from monitor.queue.kafka import encode_turn
+from monitor.verdict import JudgeResult, Verdict
 from tests import traffic
 from tests.conftest import RunningSidecar, test_settings
 from tests.kafka_broker import KafkaBroker

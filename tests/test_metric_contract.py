@@ -20,12 +20,12 @@ from monitor.contract import FAMILIES, FAMILY
 from monitor.emit.metrics import LabelGuard
 from monitor.emit.verdicts import VerdictMetrics
 from monitor.ingest.telemetry import IngestTelemetry
-from monitor.judges.base import JudgeResult, Verdict
 from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.sample.telemetry import SamplingTelemetry
 from monitor.store import Store
 from monitor.telemetry import Metrics
+from monitor.verdict import JudgeResult, Verdict
 from monitor.verdicts_view import turn_report
 
 # Verdict details as the store kept them before verdicts were typed (the local judge's, an LLM

@@ -13,10 +13,10 @@ from prometheus_client import CollectorRegistry
 from monitor.config import SamplingSettings
 from monitor.emit.metrics import LabelGuard
 from monitor.emit.verdicts import VerdictMetrics
-from monitor.judges.base import JudgeResult, Verdict
 from monitor.model import AssistantTurn, Feedback, RetrievedDocument, ToolCall
 from monitor.sample import Sampler
 from monitor.telemetry import Metrics
+from monitor.verdict import JudgeResult, Verdict
 
 DOC = [RetrievedDocument(id="d", content="text")]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from monitor.judges.base import ClaimLabel, JudgeResult, Verdict
 from monitor.model import AssistantTurn
 from monitor.store import Store
+from monitor.verdict import ClaimLabel, JudgeResult, Verdict
 
 
 def turn(n: int, answer: str = "An answer.") -> AssistantTurn:

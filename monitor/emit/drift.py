@@ -37,8 +37,8 @@ from monitor.config import DriftSettings
 from monitor.contract import QUALITY, turn_values
 from monitor.emit.intervals import WeightedSums
 from monitor.emit.metrics import LabelGuard, VerdictTelemetry
-from monitor.judges.base import JudgeResult
 from monitor.model import AssistantTurn
+from monitor.verdict import JudgeResult
 
 
 def proportion_z(reference: Iterable[float], recent: Iterable[float]) -> float:

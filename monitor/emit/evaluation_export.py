@@ -28,8 +28,8 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_s
 
 from monitor.config import EvaluationExportSettings
 from monitor.emit.metrics import VerdictTelemetry
-from monitor.judges.base import JudgeResult
 from monitor.model import AssistantTurn
+from monitor.verdict import JudgeResult
 
 log = logging.getLogger(__name__)
 

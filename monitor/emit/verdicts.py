@@ -7,8 +7,8 @@ from collections.abc import Iterable
 
 from monitor.contract import RESULT_FAMILIES, VERDICT_FAMILIES, Family, Sample
 from monitor.emit.metrics import LabelGuard, VerdictTelemetry
-from monitor.judges.base import JudgeResult
 from monitor.model import AssistantTurn
+from monitor.verdict import JudgeResult
 
 
 class VerdictMetrics:

@@ -27,23 +27,8 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Protocol, TypeVar
 
-# The verdict vocabulary lives with the other shared data types; judges and every stage after
-# them import it from here or from monitor.model.
-from monitor.model import (  # noqa: F401
-    CLAIM_LABELS,
-    LABELS,
-    Agreement,
-    AssistantTurn,
-    CallLabel,
-    ClaimLabel,
-    DocumentLabel,
-    JudgeResult,
-    Metric,
-    ReferenceCounts,
-    Signals,
-    ToolCallPair,
-    Verdict,
-)
+from monitor.model import AssistantTurn
+from monitor.verdict import JudgeResult
 
 T = TypeVar("T")
 

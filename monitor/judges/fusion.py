@@ -11,7 +11,7 @@ Evaluators (computed by the local judge; ranges):
 
 from __future__ import annotations
 
-from monitor.judges.base import JudgeResult
+from monitor.verdict import JudgeResult
 
 # criterion -> evaluators that inform it, the first being the one LLMSel selects.
 PLAN: dict[str, list[str]] = {

@@ -33,24 +33,13 @@ from typing import Any
 import openai
 
 from monitor.config import CircuitBreakerSettings, LLMEndpointSettings, LLMJudgingSettings
-from monitor.judges.base import (
-    Agreement,
-    CallLabel,
-    ClaimLabel,
-    DocumentLabel,
-    Judge,
-    JudgeError,
-    JudgeResult,
-    JudgeUnavailable,
-    Signals,
-    Verdict,
-    gather_all,
-)
+from monitor.judges.base import Judge, JudgeError, JudgeUnavailable, gather_all
 from monitor.judges.fusion import evaluator_scores, fusion_block
 from monitor.judges.prompts import PROMPTS, ParseError, Prompt, parse
 from monitor.judges.redact import Redactor
 from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn
+from monitor.verdict import Agreement, CallLabel, ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
 
 
 class CircuitBreaker:

@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 
 from monitor.config import LocalJudgeSettings
-from monitor.judges.base import ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
 from monitor.judges.embeddings import Embedder
 from monitor.judges.no_answer import NoAnswerDetector, is_empty
 from monitor.judges.text import (
@@ -47,6 +46,7 @@ from monitor.judges.text import (
     strip_framing,
 )
 from monitor.model import AssistantTurn, RetrievedDocument
+from monitor.verdict import ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
 
 SHORT_ANSWER_WORDS = 8  # a one-claim answer this short is read as the answer to the question
 CLAIM_SUPPORT_MODEL = Path(__file__).parent / "models" / "claim_support.json"

@@ -12,9 +12,10 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from monitor.judges.base import Agreement, Judge, JudgeResult, Verdict, close_judges, gather_all
+from monitor.judges.base import Judge, close_judges, gather_all
 from monitor.judges.llm import majority
 from monitor.model import AssistantTurn
+from monitor.verdict import Agreement, JudgeResult, Verdict
 
 
 class PanelJudge:

@@ -24,10 +24,11 @@ import time
 from collections.abc import Callable
 
 from monitor.config import JudgeInputSettings, JudgingSettings
-from monitor.judges.base import Judge, JudgeResult, JudgeUnavailable, close_judges
+from monitor.judges.base import Judge, JudgeUnavailable, close_judges
 from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn
 from monitor.store import Claimed, Store, ThreadedStore
+from monitor.verdict import JudgeResult
 
 log = logging.getLogger(__name__)
 

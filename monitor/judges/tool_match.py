@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from monitor.judges.base import JudgeResult, ReferenceCounts, Verdict
 from monitor.model import AssistantTurn, ToolCall
+from monitor.verdict import JudgeResult, ReferenceCounts, Verdict
 
 _NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$")
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y",

@@ -26,8 +26,9 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from monitor.config import LocalJudgeSettings
-from monitor.judges.base import JudgeError, JudgeResult, Verdict
+from monitor.judges.base import JudgeError
 from monitor.model import AssistantTurn
+from monitor.verdict import JudgeResult, Verdict
 
 log = logging.getLogger(__name__)
 
