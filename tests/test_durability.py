@@ -30,15 +30,9 @@ from tests.conftest import SidecarProcess
 from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.test_receivers import BlockedStage  # takes one turn, then holds until released
+from tests.waiting import wait_until
 
 CANARY = "CANARY-wal-5d1c"
-
-
-def wait_until(condition, timeout_s: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 # ------------------------------------------------------------------------ the log on its own

@@ -17,7 +17,8 @@ from opentelemetry.sdk.trace import SpanProcessor
 from monitor.config import EvaluationExportSettings
 from tests import traffic
 from tests.conftest import free_port
-from tests.test_pipeline import provider_for, wait_until
+from tests.test_pipeline import provider_for
+from tests.waiting import wait_until
 
 
 class Received:

@@ -32,8 +32,9 @@ from tests.hostile import (
     json_body,
     to_protobuf,
 )
-from tests.test_pipeline import provider_for, wait_until
+from tests.test_pipeline import provider_for
 from tests.test_receivers import post
+from tests.waiting import wait_until
 
 # Only the valid trace sent afterwards is judged: hostile turns are assembled, not sampled.
 JUDGE_ONLY_SHOP_BOT = {"default_rate": 0.0, "service_rates": {"shop-bot": 1.0},

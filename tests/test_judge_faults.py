@@ -26,6 +26,7 @@ from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult, Verdict
 from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.waiting import until
 
 GARBAGE = [
     "I think the answer is relevant.",                                    # prose, no JSON
@@ -34,12 +35,6 @@ GARBAGE = [
     '```json\n{"documents": [{"index": 1, "reason',                        # truncated
     "",                                                                    # empty
 ]
-
-
-async def wait_until(condition: Callable[[], bool], timeout_s: float = 30.0) -> None:
-    async with asyncio.timeout(timeout_s):
-        while not condition():
-            await asyncio.sleep(0.01)
 
 
 def numbered_turn(n: int) -> AssistantTurn:
@@ -82,7 +77,7 @@ async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_o
                 await sidecar.downstream.consume(numbered_turn(n))
             store = sidecar.store.sync  # reads beside the sidecar's store thread
             m = sidecar.metrics.registry.get_sample_value
-            await wait_until(lambda: garbage["replies"] == 4 * count, timeout_s=120)
+            await until(lambda: garbage["replies"] == 4 * count, timeout_s=120)
             async with asyncio.timeout(120):
                 # idle, not an empty backlog: the last turn's metrics follow its stored verdicts
                 while not sidecar.judging.idle:
@@ -139,7 +134,7 @@ async def test_a_huge_turn_is_cut_to_the_byte_budget_before_any_judge_sees_it(
     stage = stage_for(store, judge, metrics)
     await stage.start()
     try:
-        await wait_until(lambda: store.backlog() == 0)
+        await until(lambda: store.backlog() == 0)
     finally:
         await stage.stop()
     seen = judge.seen[0]
@@ -213,7 +208,7 @@ async def test_stop_returns_in_time_while_a_judge_call_hangs_and_the_turn_is_kep
     stage = stage_for(store, judge)
     await stage.start()
     try:
-        await wait_until(started)
+        await until(started)
         begun = time.monotonic()
         await stage.stop(timeout_s=1.0)
         assert time.monotonic() - begun < 1.5  # within its timeout, plus scheduling slack
@@ -230,7 +225,7 @@ async def test_stop_returns_in_time_while_a_judge_call_hangs_and_the_turn_is_kep
     stage = stage_for(store, recording)
     await stage.start()
     try:
-        await wait_until(lambda: store.backlog() == 0)
+        await until(lambda: store.backlog() == 0)
     finally:
         await stage.stop()
     assert [t.trace_id for t in recording.seen] == [turn.trace_id]

@@ -3,11 +3,9 @@ its turn judged exactly once, no child left after stop. A real spawned process, 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import signal
-from collections.abc import Callable
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry
@@ -20,18 +18,13 @@ from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.store import Store
 from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult
+from tests.waiting import until
 
 TURN = AssistantTurn(
     trace_id="ab" * 16, service="bot", question="How long do refunds take?",
     answer="Refunds are issued within 30 days. Express shipping takes one day. Hope this helps!",
     documents=[RetrievedDocument(id="d1", content="Refunds are issued within 30 days of purchase."),
                RetrievedDocument(id="d2", content="Our offices are closed on Sundays.")])
-
-
-async def wait_until(condition: Callable[[], bool], timeout_s: float = 60.0) -> None:
-    async with asyncio.timeout(timeout_s):
-        while not condition():
-            await asyncio.sleep(0.01)
 
 
 def gone(pid: int) -> bool:
@@ -69,10 +62,10 @@ async def test_a_worker_killed_mid_turn_is_restarted_and_the_turn_judged_exactly
                        lambda turn, probability, results: emitted.append(turn.trace_id))
     await stage.start()
     try:
-        await wait_until(lambda: store.state(TURN.trace_id) == "judging" and judge.pid is not None)
+        await until(lambda: store.state(TURN.trace_id) == "judging" and judge.pid is not None)
         killed = judge.pid
         os.kill(killed, signal.SIGKILL)
-        await wait_until(lambda: store.state(TURN.trace_id) == "judged")
+        await until(lambda: store.state(TURN.trace_id) == "judged")
         pid = judge.pid
     finally:
         await stage.stop()
@@ -96,7 +89,7 @@ async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it(
     await sidecar.start()
     try:
         await sidecar.downstream.consume(TURN)
-        await wait_until(lambda: sidecar.judging.idle)  # metrics follow the stored verdicts
+        await until(lambda: sidecar.judging.idle)  # metrics follow the stored verdicts
         pid = judge.pid
         assert pid is not None and pid != os.getpid()
         assert sidecar.metrics.registry.get_sample_value("assistant_turns_judged_total", {

@@ -27,6 +27,7 @@ from exporters.kafka import KafkaSpanExporter, to_otlp_json
 from tests import traffic
 from tests.conftest import SidecarProcess
 from tests.kafka_broker import KafkaBroker
+from tests.waiting import wait_until
 
 Start = Callable[[str, str], SidecarProcess]
 
@@ -82,13 +83,6 @@ def store_rows(path: Path, sql: str) -> list[Any]:
             return db.execute(sql).fetchall()
         except sqlite3.OperationalError:  # not created yet
             return []
-
-
-def wait_until(condition: Any, timeout_s: float = 90.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def exporter_provider(kafka: KafkaBroker, topic: str, encoding: str, compression: str | None

@@ -7,7 +7,6 @@ import asyncio
 import logging
 import sqlite3
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from monitor.verdict import JudgeResult, Verdict
 from tests import traffic
 from tests.conftest import RunningSidecar, test_settings
 from tests.kafka_broker import KafkaBroker
+from tests.waiting import wait_until
 
 
 class Completeness:
@@ -81,13 +81,6 @@ def total(registry: CollectorRegistry, name: str) -> float:
                if sample.name == name)
 
 
-def wait_until(condition: Callable[[], bool], timeout_s: float = 90.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def new_topic(kafka: KafkaBroker, partitions: int) -> str:
     name = f"sampled-{uuid.uuid4().hex[:8]}"
 
@@ -127,15 +120,20 @@ def replicas() -> Iterator[Callable[..., Replica]]:
             replica.stop()
 
 
-def stream(endpoint: str, sent: list[str], until: threading.Event, more: int) -> None:
-    """Turns over OTLP/gRPC at a steady pace until `until` is set, then `more` of them."""
+AHEAD = 16  # turns sent and not yet judged while streaming: both replicas' read-ahead full
+
+
+def stream(endpoint: str, sent: list[str], until: threading.Event, more: int,
+           unjudged: Callable[[], int] = lambda: 0) -> None:
+    """Turns over OTLP/gRPC until `until` is set, then `more` of them; while streaming, at the
+    judges' pace (at most AHEAD turns `unjudged`), a stream rather than one burst."""
     provider = TracerProvider(resource=Resource.create({"service.name": "shop-bot"}))
     provider.add_span_processor(BatchSpanProcessor(
         OTLPSpanExporter(endpoint=endpoint, insecure=True), schedule_delay_millis=50))
     cases = traffic.ALL * 100
     while not until.is_set() and len(sent) < 400:
         sent.append(traffic.send(provider, cases[len(sent)], route="r"))
-        time.sleep(0.05)  # pacing: a stream, not one burst
+        wait_until(lambda: until.is_set() or unjudged() < AHEAD, what="the judges catching up")
     for _ in range(more):
         sent.append(traffic.send(provider, cases[len(sent)], route="r"))
     provider.shutdown()
@@ -156,7 +154,9 @@ def test_a_judge_replica_stopped_for_good_mid_stream_every_turn_judged_exactly_o
 
     sent: list[str] = []
     stopped = threading.Event()
-    producer = threading.Thread(target=stream, args=(ingest.grpc_endpoint, sent, stopped, 20))
+    producer = threading.Thread(target=stream, args=(
+        ingest.grpc_endpoint, sent, stopped, 20,
+        lambda: len(sent) - len(first.judged()) - len(second.judged())))
     producer.start()
     try:
         wait_until(lambda: len(first.judged()) >= 3 and first.count("pending") >= 3,
@@ -281,7 +281,9 @@ def test_a_judge_replica_killed_mid_stream_loses_no_turn(
         frozen.set()
         thawed.wait()
 
-    producer = threading.Thread(target=stream, args=(ingest.grpc_endpoint, sent, killed, 20))
+    producer = threading.Thread(target=stream, args=(
+        ingest.grpc_endpoint, sent, killed, 20,
+        lambda: len(sent) - len(first.judged()) - len(second.judged())))
     producer.start()
     try:
         wait_until(lambda: len(first.judged()) >= 3 and first.count("pending") >= 2,

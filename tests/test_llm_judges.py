@@ -18,6 +18,7 @@ from monitor.model import AssistantTurn, RetrievedDocument, ToolCall
 from monitor.telemetry import Metrics
 from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.waiting import until
 
 DOCS = [RetrievedDocument(id="kb-1", content="Refunds are issued within 30 days of purchase."),
         RetrievedDocument(id="kb-2", content="Our offices close on public holidays.")]
@@ -157,12 +158,6 @@ async def test_a_body_that_is_no_completion_is_an_outage(body: str) -> None:
     assert judge.endpoint.breaker.failures >= 1  # one per call that failed before the cancel
 
 
-async def wait_until(condition: Any, timeout_s: float = 10.0) -> None:
-    async with asyncio.timeout(timeout_s):
-        while not condition():
-            await asyncio.sleep(0.01)
-
-
 async def test_invalid_replies_for_one_turn_only_are_about_that_turn() -> None:
     """Garbage is an outage of the endpoint, until the endpoint gives other turns valid
     verdicts between two tries of this turn: then the turn itself is the cause."""
@@ -178,7 +173,7 @@ async def test_invalid_replies_for_one_turn_only_are_about_that_turn() -> None:
             with pytest.raises(JudgeUnavailable):
                 await judge.judge(poison)
         assert judge.endpoint.breaker.state == "open"
-        await wait_until(lambda: judge.endpoint.breaker.state == "half_open")
+        await until(lambda: judge.endpoint.breaker.state == "half_open")
         assert (await judge.judge(rag_turn())).get("completeness").label == "complete"
         with pytest.raises(JudgeError) as err:
             await judge.judge(poison)
@@ -252,7 +247,7 @@ async def test_circuit_breaker_opens_fails_fast_and_recovers() -> None:
             await judge.judge(rag_turn())
         assert len(server.requests) == 1  # failed fast: nothing sent
         down["on"] = False
-        await wait_until(lambda: judge.endpoint.breaker.state == "half_open")  # a trial next
+        await until(lambda: judge.endpoint.breaker.state == "half_open")  # a trial next
         assert (await judge.judge(rag_turn())).get("completeness").label == "complete"
         assert judge.endpoint.breaker.state == "closed"
 
@@ -399,7 +394,7 @@ async def test_outage_then_recovery_through_the_sidecar_loses_no_turn(tmp_path) 
                     answer=case.answer, documents=[RetrievedDocument(content=d)
                                                    for d in case.documents]))
             # Down for a while: the circuit opened, half-opened after its second and was refused.
-            await wait_until(lambda: down["refused"] >= 3, timeout_s=30)
+            await until(lambda: down["refused"] >= 3, timeout_s=30)
             store = sidecar.store.sync  # reads beside the sidecar's store thread
             assert store.turns(state="failed", limit=100) == []
             assert store.backlog() == len(ALL)

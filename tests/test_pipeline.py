@@ -7,7 +7,6 @@ import json
 import re
 import sqlite3
 import subprocess
-import time
 import urllib.request
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from tests import traffic
 from tests.conftest import RunningSidecar, SidecarProcess
+from tests.waiting import wait_until
 
 
 def provider_for(endpoint: str, service: str = "shop-bot") -> TracerProvider:
@@ -25,13 +25,6 @@ def provider_for(endpoint: str, service: str = "shop-bot") -> TracerProvider:
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint,
                                                                     insecure=True)))
     return provider
-
-
-def wait_until(condition, timeout_s: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def sample(text: str, name: str, **labels: str) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from monitor.model import AssistantTurn
 from monitor.store import Store
 from monitor.verdict import ClaimLabel, JudgeResult, Verdict
+from tests.waiting import until
 
 
 def turn(n: int, answer: str = "An answer.") -> AssistantTurn:
@@ -103,11 +105,12 @@ async def test_the_sidecars_store_waits_on_sqlite_off_the_event_loop(tmp_path: P
     store = ThreadedStore(Store(tmp_path / "s.db"))
     other = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
+    inserting = threading.Event()  # the store's thread has begun its INSERT (waits on the lock)
+    store.sync.db.set_trace_callback(lambda sql: sql.startswith("INSERT") and inserting.set())
     enqueue = asyncio.create_task(store.enqueue(turn(1), "rate", 1.0))
-    ticks = 0
-    while ticks < 20:  # the loop runs while SQLite waits for the lock
-        await asyncio.sleep(0.01)
-        ticks += 1
+    await until(inserting.is_set)  # polled on the loop: it runs while SQLite waits
+    for _ in range(100):  # and goes on running: a hundred turns of the loop, the lock still held
+        await asyncio.sleep(0)
     assert not enqueue.done()
     other.execute("COMMIT")
     assert await asyncio.wait_for(enqueue, 10)
