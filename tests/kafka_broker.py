@@ -6,6 +6,7 @@ Its jars come from Maven Central (tests/kafka/pom.xml) into a cache outside the 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import shutil
@@ -14,6 +15,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 POM = Path(__file__).parent / "kafka" / "pom.xml"
 
@@ -98,3 +100,27 @@ class KafkaBroker:
         self.process.kill()
         self.process.wait(timeout=30)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def read_topic(bootstrap: str, topic: str, count: int, timeout_s: float = 60.0) -> list[Any]:
+    """The first `count` messages of `topic` (all partitions), read from the beginning; fewer
+    only if they do not all arrive within `timeout_s`."""
+    from aiokafka import AIOKafkaConsumer
+
+    async def read() -> list[Any]:
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap,
+                                    auto_offset_reset="earliest", group_id=None)
+        await consumer.start()
+        read: list[Any] = []
+        try:
+            async with asyncio.timeout(timeout_s):
+                while len(read) < count:
+                    batch = await consumer.getmany(timeout_ms=1000)
+                    read += [m for messages in batch.values() for m in messages]
+        except TimeoutError:
+            pass
+        finally:
+            await consumer.stop()
+        return read
+
+    return asyncio.run(read())

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from exporters.kafka import KafkaSpanExporter, to_otlp_json
 from tests import traffic
 from tests.conftest import SidecarProcess
-from tests.kafka_broker import KafkaBroker
+from tests.kafka_broker import KafkaBroker, read_topic
 from tests.waiting import wait_until
 
 Start = Callable[[str, str], SidecarProcess]
@@ -158,17 +158,7 @@ def test_poison_messages_go_to_the_dead_letter_topic(kafka: KafkaBroker, sidecar
                                                       "state = 'judged'") == [(trace_id,)],
                what="the message after the poison ones judged")
 
-    async def dead_letters() -> list[Any]:
-        consumer = AIOKafkaConsumer(f"{topic}.dlq", bootstrap_servers=kafka.bootstrap,
-                                    auto_offset_reset="earliest", group_id=None)
-        await consumer.start()
-        try:
-            batch = await consumer.getmany(timeout_ms=5000)
-            return [m for messages in batch.values() for m in messages]
-        finally:
-            await consumer.stop()
-
-    letters = asyncio.run(dead_letters())
+    letters = read_topic(kafka.bootstrap, f"{topic}.dlq", 2)
     assert [m.value for m in letters] == [b"\x0a\xff\xff garbage", b"{not json"]
     headers = dict(letters[0].headers)
     assert b"malformed protobuf" in headers["error"]

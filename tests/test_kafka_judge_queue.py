@@ -31,7 +31,7 @@ from monitor.queue.kafka import encode_turn
 from monitor.verdict import JudgeResult, Verdict
 from tests import traffic
 from tests.conftest import RunningSidecar, test_settings
-from tests.kafka_broker import KafkaBroker
+from tests.kafka_broker import KafkaBroker, read_topic
 from tests.waiting import wait_until
 
 
@@ -214,17 +214,7 @@ def test_garbage_on_the_topic_is_dead_lettered_and_the_partition_goes_on(
     shown = judge.sidecar.store.sync.show(turn.trace_id)  # type: ignore[union-attr]
     assert shown["probability"] == 0.5 and shown["verdicts"][0]["rationale"] == "r"
 
-    async def dead_letters() -> list[Any]:
-        consumer = AIOKafkaConsumer(f"{topic}.dlq", bootstrap_servers=kafka.bootstrap,
-                                    auto_offset_reset="earliest", group_id=None)
-        await consumer.start()
-        try:
-            batch = await consumer.getmany(timeout_ms=5000)
-            return [m for partition in batch.values() for m in partition]
-        finally:
-            await consumer.stop()
-
-    letters = asyncio.run(dead_letters())
+    letters = read_topic(kafka.bootstrap, f"{topic}.dlq", 3)
     assert [m.value for m in letters] == messages[:3]
     errors = [dict(m.headers)["error"].decode() for m in letters]
     assert errors == ["not a sampled turn: message: json_invalid",
