@@ -22,7 +22,10 @@ from grafana_foundation_sdk.models.dashboard import DataSourceRef, DynamicConfig
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from monitor.contract import QUALITY, Quality  # noqa: E402
+# The contract's families are named through FAMILY: a renamed or undeclared one fails here, not in
+# Grafana. (The stages' own series, assistant_turns_received_total and the like, are not declared.)
+from monitor.contract import FAMILY, QUALITY, Quality  # noqa: E402
+from monitor.verdict import LABELS  # noqa: E402
 
 NO_ANSWER, IRRELEVANT_ANSWERS = QUALITY["no_answer_rate"], QUALITY["answer_irrelevance_rate"]
 GROUNDEDNESS, CONTEXT_RELEVANCE = QUALITY["groundedness"], QUALITY["context_relevance"]
@@ -52,15 +55,15 @@ def single(title: str, expr: str, unit: str, description: str = "", width: int =
 
 
 def weighted_ratio(metric: str, verdict: str, by: str = "service") -> str:
-    return (f'sum by ({by}) (rate(assistant_weighted_verdicts_total{{metric="{metric}", '
-            f'verdict="{verdict}", {SEL}}}[$__rate_interval])) / sum by ({by}) '
-            f'(rate(assistant_weighted_turns_total{{metric="{metric}", {SEL}}}[$__rate_interval]))')
+    return (f'sum by ({by}) (rate({FAMILY["assistant_weighted_verdicts"].total}{{metric="{metric}", '
+            f'verdict="{verdict}", {SEL}}}[$__rate_interval])) / sum by ({by}) (rate('
+            f'{FAMILY["assistant_weighted_turns"].total}{{metric="{metric}", {SEL}}}[$__rate_interval]))')
 
 
 def weighted_mean(metric: str, by: str = "service") -> str:
-    return (f'sum by ({by}) (rate(assistant_weighted_score_total{{metric="{metric}", {SEL}}}'
-            f'[$__rate_interval])) / sum by ({by}) (rate(assistant_weighted_turns_total'
-            f'{{metric="{metric}", {SEL}}}[$__rate_interval]))')
+    return (f'sum by ({by}) (rate({FAMILY["assistant_weighted_score"].total}{{metric="{metric}", '
+            f'{SEL}}}[$__rate_interval])) / sum by ({by}) (rate('
+            f'{FAMILY["assistant_weighted_turns"].total}{{metric="{metric}", {SEL}}}[$__rate_interval]))')
 
 
 def estimate(quality: Quality, by: str = "service") -> str:
@@ -75,17 +78,18 @@ def weighted_bound(metric: str, verdict: str | None, sign: str) -> str:
     """A 95% bound (sign "-": lower, "+": upper) of a weighted rate (verdict given) or mean over
     the whole selection: Wilson's interval on the effective sample size, from the squared-weight
     sums, as deploy/prometheus/rules.yml and monitor/emit/intervals.py compute it."""
-    def total(name: str, verdict: str | None = None) -> str:
+    def total(family: str, verdict: str | None = None) -> str:
         label = f', verdict="{verdict}"' if verdict else ""
-        return f'sum(increase({name}{{metric="{metric}"{label}, {SEL}}}[$__rate_interval]))'
+        return (f'sum(increase({FAMILY[family].total}{{metric="{metric}"{label}, {SEL}}}'
+                '[$__rate_interval]))')
 
-    w, w2 = total("assistant_weighted_turns_total"), total("assistant_sq_weighted_turns_total")
+    w, w2 = total("assistant_weighted_turns"), total("assistant_sq_weighted_turns")
     if verdict:
-        wy = total("assistant_weighted_verdicts_total", verdict)
-        w2y = w2y2 = total("assistant_sq_weighted_verdicts_total", verdict)
+        wy = total("assistant_weighted_verdicts", verdict)
+        w2y = w2y2 = total("assistant_sq_weighted_verdicts", verdict)
     else:
-        wy, w2y = total("assistant_weighted_score_total"), total("assistant_sq_weighted_score_total")
-        w2y2 = total("assistant_sq_weighted_score_squared_total")
+        wy, w2y = total("assistant_weighted_score"), total("assistant_sq_weighted_score")
+        w2y2 = total("assistant_sq_weighted_score_squared")
     r = f"({wy} / {w})"
     n = (f"((({r} * (1 - {r}) * {w} ^ 2 / ({w2y2} - 2 * {r} * {w2y} + {r} ^ 2 * {w2})) > 0 < +Inf)"
          f" or {w} ^ 2 / {w2})")
@@ -135,13 +139,13 @@ def overview() -> Any:
             .with_panel(single("No-answer rate", estimate(NO_ANSWER), "percentunit"))
             .with_panel(single("Groundedness", estimate(GROUNDEDNESS), "percentunit"))
             .with_panel(single("Context relevance", estimate(CONTEXT_RELEVANCE), "percentunit"))
-            .with_panel(single("Drifting streams", f"sum(assistant_drift_alert{{{SEL}}})", "short",
-                               "Judged metric streams whose drift alert is raised."))
+            .with_panel(single("Drifting streams", f"sum({FAMILY['assistant_drift_alert'].name}"
+                               f"{{{SEL}}})", "short", "Judged metric streams whose drift alert is raised."))
             .with_row(dashboard.Row("Trends"))
             .with_panel(series("Turns", [
                 query(f"sum by (service) (rate(assistant_turns_received_total{{{SEL}}}"
                       "[$__rate_interval]))", "{{service}} assembled"),
-                query(f"sum by (service) (rate(assistant_turns_judged_total{{{SEL}}}"
+                query(f"sum by (service) (rate({FAMILY['assistant_turns_judged'].total}{{{SEL}}}"
                       "[$__rate_interval]))", "{{service}} judged", "B", exemplar=True)],
                 "reqps"))
             .with_panel(with_band(series("No-answer rate", [
@@ -151,7 +155,7 @@ def overview() -> Any:
                 query(estimate(GROUNDEDNESS), "{{service}}")], "percentunit",
                 BAND_NOTE, max_value=1), GROUNDEDNESS))
             .with_panel(series("Drift score", [
-                query(f"max by (metric, service) (assistant_drift_score{{{SEL}}})",
+                query(f"max by (metric, service) ({FAMILY['assistant_drift_score'].name}{{{SEL}}})",
                       "{{service}} {{metric}}")], "short",
                 "z-like; alerts at 3 (see the README).")))
 
@@ -164,7 +168,7 @@ def retrieval() -> Any:
                       "{{service}}/{{route}}")], "percentunit", BAND_NOTE, max_value=1),
                 CONTEXT_RELEVANCE))
             .with_panel(series("Context relevance distribution (judged turns)", [
-                query(f"sum by (le) (rate(assistant_context_relevance_bucket{{{SEL}}}"
+                query(f"sum by (le) (rate({FAMILY['assistant_context_relevance'].name}_bucket{{{SEL}}}"
                       "[$__rate_interval]))", "≤ {{le}}", exemplar=True)], "reqps"))
             .with_panel(series("Turns that retrieved nothing", [
                 query('sum(rate(assistant_turns_sampled_total{reason="no_documents"}'
@@ -177,7 +181,7 @@ def answers() -> Any:
                  "Relevance, completeness and groundedness of the answers.")
             .with_panel(series("Completeness", [
                 query(weighted_ratio("completeness", v), v, ref)
-                for ref, v in (("A", "complete"), ("B", "incomplete"), ("C", "no_answer"))],
+                for ref, v in zip("ABC", LABELS["completeness"], strict=True)],
                 "percentunit", max_value=1))
             .with_panel(with_band(series("Groundedness by route", [
                 query(estimate(GROUNDEDNESS, "service, route"), "{{service}}/{{route}}")],
@@ -186,11 +190,11 @@ def answers() -> Any:
                 query(estimate(IRRELEVANT_ANSWERS), "{{service}}")],
                 "percentunit", BAND_NOTE, max_value=1), IRRELEVANT_ANSWERS))
             .with_panel(series("Claims by verdict", [
-                query(f"sum by (verdict) (rate(assistant_claims_total{{{SEL}}}"
+                query(f"sum by (verdict) (rate({FAMILY['assistant_claims'].total}{{{SEL}}}"
                       "[$__rate_interval]))", "{{verdict}}")], "reqps"))
             .with_panel(series("No-answer verdicts (exemplars link to traces)", [
-                query(f'sum(rate(assistant_answer_completeness_total{{verdict="no_answer", {SEL}}}'
-                      "[$__rate_interval]))", "no answer", exemplar=True)], "reqps", width=24)))
+                query(f'sum(rate({FAMILY["assistant_answer_completeness"].total}{{verdict="no_answer", '
+                      f'{SEL}}}[$__rate_interval]))', "no answer", exemplar=True)], "reqps", width=24)))
 
 
 def tools() -> Any:
@@ -204,13 +208,12 @@ def tools() -> Any:
                       "[$__rate_interval])) / sum by (service) (rate(assistant_tool_calls_total"
                       f"{{{SEL}}}[$__rate_interval]))", "{{service}}")], "percentunit", max_value=1))
             .with_panel(series("Calls judged not needed / with unsupported arguments", [
-                query(f'sum(rate(assistant_tool_calls_needed_total{{verdict="no", {SEL}}}'
-                      "[$__rate_interval])) / sum(rate(assistant_tool_calls_needed_total"
-                      f"{{{SEL}}}[$__rate_interval]))", "not needed"),
-                query(f'sum(rate(assistant_tool_calls_arguments_supported_total{{verdict="no", '
-                      f"{SEL}}}[$__rate_interval])) / sum(rate("
-                      f"assistant_tool_calls_arguments_supported_total{{{SEL}}}"
-                      "[$__rate_interval]))", "unsupported arguments", "B")],
+                query(f'sum(rate({name}{{verdict="no", {SEL}}}[$__rate_interval])) / sum(rate('
+                      f"{name}{{{SEL}}}[$__rate_interval]))", legend, ref)
+                for ref, name, legend in (
+                    ("A", FAMILY["assistant_tool_calls_needed"].total, "not needed"),
+                    ("B", FAMILY["assistant_tool_calls_arguments_supported"].total,
+                     "unsupported arguments"))],
                 "percentunit", max_value=1, width=24)))
 
 
@@ -221,11 +224,11 @@ def pipeline() -> Any:
                 query("sum by (judge, outcome) (rate(assistant_judge_requests_total"
                       "[$__rate_interval]))", "{{judge}} {{outcome}}")], "reqps"))
             .with_panel(series("Judge tokens", [
-                query("sum by (judge, kind) (rate(assistant_judge_tokens_total"
+                query(f"sum by (judge, kind) (rate({FAMILY['assistant_judge_tokens'].total}"
                       "[$__rate_interval]))", "{{judge}} {{kind}}")], "short"))
             .with_panel(series("Judge latency", [
                 query(f"histogram_quantile({q}, sum by (le, judge) (rate("
-                      "assistant_judge_latency_seconds_bucket[$__rate_interval])))",
+                      f"{FAMILY['assistant_judge_latency_seconds'].name}_bucket[$__rate_interval])))",
                       f"{{{{judge}}}} p{int(q * 100)}", ref)
                 for ref, q in (("A", 0.5), ("B", 0.95))], "s"))
             .with_panel(series("Backlog and sampling", [
@@ -271,21 +274,23 @@ def grafana_alert(uid: str, title: str, expr: str, op: str, threshold: float, fo
     }
 
 
+def recorded(quality: Quality) -> list[str]:
+    """Its recording rules (deploy/prometheus/rules.yml): the estimate, its 95% lower, upper bound."""
+    return [quality.recording.replace("_rate1h", f"{b}_rate1h") for b in ("", "_lower95", "_upper95")]
+
+
 def alert_rules() -> dict[str, Any]:
     rules = [
         grafana_alert("assistant-drift", "Assistant quality drift",
-                      "max by (metric, service, route) (assistant_drift_alert)", "gt", 0.5, "5m",
-                      "page", "{{ $labels.metric }} drifted for {{ $labels.service }}"),
+                      f"max by (metric, service, route) ({FAMILY['assistant_drift_alert'].name})",
+                      "gt", 0.5, "5m", "page", "{{ $labels.metric }} drifted for {{ $labels.service }}"),
         grafana_alert("assistant-no-answer", "Assistant no-answer rate",
-                      "assistant:no_answer_rate:ratio_rate1h - (assistant:no_answer_rate:"
-                      "ratio_rate1h offset 1d) and on (service, route) "
-                      "assistant:no_answer_rate:ratio_lower95_rate1h > (assistant:no_answer_rate"
-                      ":ratio_upper95_rate1h offset 1d)", "gt", 0.05, "30m", "page",
+                      "{0} - ({0} offset 1d) and on (service, route) {1} > ({2} offset 1d)"
+                      .format(*recorded(NO_ANSWER)), "gt", 0.05, "30m", "page",
                       "No-answer rate of {{ $labels.service }} is 5 points above yesterday"),
         grafana_alert("assistant-groundedness", "Assistant groundedness",
-                      "assistant:groundedness:mean_rate1h / (assistant:groundedness:mean_rate1h "
-                      "offset 1d) and on (service, route) assistant:groundedness:mean_upper95_"
-                      "rate1h < (assistant:groundedness:mean_lower95_rate1h offset 1d)",
+                      "{0} / ({0} offset 1d) and on (service, route) {2} < ({1} offset 1d)"
+                      .format(*recorded(GROUNDEDNESS)),
                       "lt", 0.9, "30m", "page",
                       "Groundedness of {{ $labels.service }} is 10% below yesterday"),
         grafana_alert("assistant-tool-failures", "Assistant tool calls failing",

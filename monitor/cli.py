@@ -31,10 +31,11 @@ import traceback
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, get_args
 
 from monitor.config import Settings, load_settings
 from monitor.errors import ConfigError
+from monitor.verdict import LABELS, Metric
 
 log = logging.getLogger("monitor")
 
@@ -236,6 +237,8 @@ async def _replay(settings: Settings, path: Path) -> int:
 
 def _summary(sidecar: Any) -> str:
     """Judged figures of this run, sampling-weighted as the README's PromQL computes them."""
+    from monitor.contract import FAMILY, QUALITY
+
     totals: dict[tuple[str, ...], float] = {}
     for family in sidecar.metrics.registry.collect():
         for s in family.samples:
@@ -249,16 +252,15 @@ def _summary(sidecar: Any) -> str:
         return sum(v for k, v in totals.items() if k[0] == name)
 
     lines = [f"turns assembled {total('assistant_turns_received_total'):.0f}, "
-             f"judged {total('assistant_turns_judged_total'):.0f}"]
-    turns = lambda m: total("assistant_weighted_turns_total", m) or float("nan")  # noqa: E731
-    for metric in ("context_relevance", "groundedness"):
-        mean = total("assistant_weighted_score_total", metric) / turns(metric)
+             f"judged {total(FAMILY['assistant_turns_judged'].total):.0f}"]
+    turns = lambda m: total(FAMILY["assistant_weighted_turns"].total, m) or float("nan")  # noqa: E731
+    for metric in (QUALITY[name].verdict or "" for name in ("context_relevance", "groundedness")):
+        mean = total(FAMILY["assistant_weighted_score"].total, metric) / turns(metric)
         lines.append(f"  {metric:18} mean {mean:.3f}")
-    for metric, labels in (("answer_relevance", ("relevant", "irrelevant")),
-                           ("completeness", ("complete", "incomplete", "no_answer"))):
-        shares = ", ".join(
-            f"{label} {total('assistant_weighted_verdicts_total', metric, label) / turns(metric):.1%}"
-            for label in labels)
+    verdicts = FAMILY["assistant_weighted_verdicts"].total
+    for metric, labels in LABELS.items():
+        shares = ", ".join(f"{label} {total(verdicts, metric, label) / turns(metric):.1%}"
+                           for label in labels)
         lines.append(f"  {metric:18} {shares}")
     return "\n".join(lines)
 
@@ -431,9 +433,7 @@ def _verdicts_parser(sub: Any) -> None:
     listing = actions.add_parser("list", parents=[common],
                                  help="the newest stored turns, a column per judged metric")
     listing.add_argument("--route", help="only this route (or SERVICE/ROUTE)")
-    listing.add_argument("--metric", choices=["context_relevance", "answer_relevance",
-                                              "completeness", "groundedness", "tool_use",
-                                              "tool_calls"],
+    listing.add_argument("--metric", choices=get_args(Metric),
                          help="only turns with a verdict on this metric, and only its column")
     listing.add_argument("--below", type=float, metavar="SCORE",
                          help="with a scored --metric: only turns scoring below SCORE")

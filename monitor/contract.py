@@ -60,6 +60,12 @@ class Family:
         """Its instrument's name on `VerdictTelemetry` (and on the sidecar's `Metrics`)."""
         return self.name.removeprefix("assistant_").removesuffix("_seconds")
 
+    @property
+    def total(self) -> str:
+        """A counter's series on /metrics (and in PromQL)."""
+        assert self.type == "counter", f"{self.name} is a {self.type}"
+        return f"{self.name}_total"
+
     def label_values(self, given: dict[str, str], rest: tuple[str, ...]) -> list[str]:
         """The values of all its labels: the turn's, then the reader's in order."""
         others = iter(rest)

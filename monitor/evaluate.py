@@ -32,7 +32,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from monitor.contract import QUALITIES
+from monitor.contract import QUALITIES, QUALITY, Quality
 from monitor.emit.intervals import WeightedSums, wilson
 from monitor.judges.base import Judge
 from monitor.judges.tool_match import ToolCallScores
@@ -41,6 +41,12 @@ from monitor.verdict import JudgeResult
 
 # Metrics where a lower value is better (the gates turn them around).
 LOWER_IS_BETTER = {q.name for q in QUALITIES if q.higher_is_worse}
+# The rates of a turn: the contract's, and the complete share (eval's own, not a drift stream).
+RATES = (Quality("complete_rate", "completeness", "complete", higher_is_worse=False),
+         *(q for q in QUALITIES if q.label is not None))
+# The worst turns are those with the lowest sum of these (the rates turned around).
+WORST_BY = (QUALITY["groundedness"].name, "tool_calls.reliability", QUALITY["no_answer_rate"].name,
+            QUALITY["context_relevance"].name)
 
 
 @dataclass
@@ -82,11 +88,9 @@ def turn_metrics(results: list[JudgeResult]) -> dict[str, float]:
     out: dict[str, float] = {}
     for result in results:
         for v in result.verdicts:
-            if v.metric == "completeness":
-                out["complete_rate"] = float(v.label == "complete")
-                out["no_answer_rate"] = float(v.label == "no_answer")
-            elif v.metric == "answer_relevance":
-                out["answer_irrelevance_rate"] = float(v.label == "irrelevant")
+            rates = {q.name: float(v.label == q.label) for q in RATES if q.verdict == v.metric}
+            if rates:
+                out |= rates
             elif v.reference is not None:
                 for key in v.reference.SCORES:
                     out[f"tool_calls.{key}"] = getattr(v.reference, key)
@@ -199,8 +203,7 @@ def build_report(rows: list[dict[str, Any]], dataset: Path, judges: list[str]) -
 
     def badness(row: dict[str, Any]) -> float:
         m = row["metrics"]
-        return (m.get("groundedness", 1) + m.get("tool_calls.reliability", 1)
-                + (1 - m.get("no_answer_rate", 0)) + m.get("context_relevance", 1))
+        return sum(1 - m.get(k, 0) if k in LOWER_IS_BETTER else m.get(k, 1) for k in WORST_BY)
 
     worst = sorted(rows, key=badness)[:10]
     scenarios = sorted(by_scenario)

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, get_args
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from monitor.store import Store
-from monitor.verdict import DocumentLabel, Verdict
+from monitor.verdict import DocumentLabel, Metric, Verdict
 
-METRICS = ("context_relevance", "answer_relevance", "completeness", "groundedness", "tool_use",
-           "tool_calls")
+METRICS: tuple[str, ...] = get_args(Metric)
 SCORED = ("context_relevance", "groundedness", "tool_use", "tool_calls")
 BAD_LABELS = {"irrelevant", "incomplete", "no_answer", "ungrounded", "no"}
 

@@ -47,6 +47,8 @@ def test_eval_gates_a_regression_against_the_baseline(tmp_path: Path) -> None:
         assert baseline["turns"] == 8 and baseline["gate_failures"] == []
         assert baseline["metrics"]["groundedness"] == 1.0
         assert baseline["metrics"]["tool_calls.reliability"] == 1.0
+        # The rates' keys, which users' gates name (--min no_answer_rate=...).
+        assert {"complete_rate", "no_answer_rate", "answer_irrelevance_rate"} <= set(baseline["metrics"])
         assert baseline["cost"]["calls"] == 16  # context relevance + answer, per turn
         assert set(baseline["by_scenario"]) == {"support", "refunds"}
 
