@@ -4,11 +4,12 @@ per second by one and by two judge replicas, side by side in one run.
     python bench/judge_queue.py [--turns 2000] [--latency-ms 20] [--workers 4]
 
 Starts a real single-node Kafka broker (tests/kafka_broker.py). Publishing: the ingest side's
-`SampledTurnPublisher`, up to `PUBLISHING` turns waiting for their acknowledgement at once, as
-the sidecar's turn pump calls it. Judging: each replica is its own process (a `Sidecar` with
-`judging.queue: {kind: kafka, role: judge}`) whose judge waits `--latency-ms` per turn and
-burns no CPU (an LLM endpoint's latency, the judge replicas' usual bottleneck); the rate is
-taken from the 10th to the last percent of the turns judged, so group joins are left out.
+`SampledTurnPublisher`, given batches of up to `BATCH` turns (all waiting for their
+acknowledgements at once), as the sidecar's turn pump calls it. Judging: each replica is its own
+process (a `Sidecar` with `judging.queue: {kind: kafka, role: judge}`) whose judge waits
+`--latency-ms` per turn and burns no CPU (an LLM endpoint's latency, the judge replicas' usual
+bottleneck); the rate is taken from the 10th to the last percent of the turns judged, so group
+joins are left out.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from ingest import cpu_seconds  # noqa: E402
 
 from monitor.config import JudgeQueueSettings, KafkaSettings, Settings  # noqa: E402
 from monitor.model import AssistantTurn, RetrievedDocument  # noqa: E402
-from monitor.pipeline import PUBLISHING  # noqa: E402
+from monitor.pipeline import BATCH  # noqa: E402
 from monitor.queue.kafka import (  # noqa: E402
     JudgeQueueTelemetry,
     SampledTurnPublisher,
@@ -132,14 +133,9 @@ async def publish(bootstrap: str, topic: str, batch: list[AssistantTurn]) -> tup
                                      JudgeQueueSettings(kind="kafka", topic=topic),
                                      JudgeQueueTelemetry(CollectorRegistry()))
     await publisher.start()
-    slots = asyncio.Semaphore(PUBLISHING)  # as the sidecar's turn pump passes turns on
-
-    async def one(turn: AssistantTurn) -> None:
-        async with slots:
-            await publisher.enqueue(turn, "rate", 1.0)
-
     cpu, wall = time.process_time(), time.perf_counter()
-    await asyncio.gather(*(one(turn) for turn in batch))
+    for start in range(0, len(batch), BATCH):  # as the sidecar's turn pump passes turns on
+        await publisher.enqueue_many([(turn, "rate", 1.0) for turn in batch[start:start + BATCH]])
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     await publisher.stop()
     return len(batch) / wall, cpu / len(batch)
@@ -203,7 +199,7 @@ def main() -> None:
             asyncio.run(create_topic(broker.bootstrap, topic, partitions=4))
             rate, cpu = asyncio.run(publish(broker.bootstrap, topic, turns(args.turns)))
             print(f"published by one ingest replica: {rate:,.0f} turns/s, "
-                  f"{cpu * 1e3:.2f} ms CPU a turn (acks=all, up to {PUBLISHING} awaiting theirs)")
+                  f"{cpu * 1e3:.2f} ms CPU a turn (acks=all, batches of {BATCH})")
             bound = args.workers / (args.latency_ms / 1000)
             for replicas in (1, 2):
                 rate, cpu = judge_rate(broker.bootstrap, replicas, args.turns, args, Path(work))

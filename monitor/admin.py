@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry
@@ -27,8 +27,8 @@ class RecentTurns:
     def __init__(self, size: int) -> None:
         self.turns: deque[AssistantTurn] = deque(maxlen=size)
 
-    async def consume(self, turn: AssistantTurn) -> None:
-        self.turns.append(turn)
+    async def consume(self, turns: Sequence[AssistantTurn]) -> None:
+        self.turns.extend(turns)
 
 
 class AdminServer:

@@ -109,7 +109,7 @@ class Sidecar:
             self.wal = WriteAheadLog(directory, settings.wal, self.metrics)
         self.pipeline = pipeline = TurnPipeline(
             settings, self.metrics, downstream, self.recent, decoder, self.wal, self.services,
-            self.routes, concurrent=self.publisher is not None)
+            self.routes)
         self.grpc = (GrpcReceiver(receivers.grpc, receivers.tls, decoder, pipeline, self.metrics,
                                   token) if grpc else None)
         self.http = (HttpReceiver(receivers.http, receivers.tls, decoder, pipeline, self.metrics,

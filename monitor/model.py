@@ -8,6 +8,7 @@ is in monitor/verdict.py.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -136,6 +137,11 @@ class SpanFacts:
 
 
 class TurnConsumer(Protocol):
-    """The one interface between stages after assembly."""
+    """The one interface between stages after assembly: completed turns, in order, as many at
+    once as waited (a batch is one store transaction, one hand-off to the store's thread)."""
 
-    async def consume(self, turn: AssistantTurn) -> None: ...
+    async def consume(self, turns: Sequence[AssistantTurn]) -> None: ...
+
+
+# A turn the sampler kept, why (a rule's name or "rate"), and the probability it was kept with.
+Sampled = tuple[AssistantTurn, str, float]

@@ -1,11 +1,12 @@
 """Spans in, turns out: the span sink the receivers and the Kafka source feed, the turn queue,
-and the pump that passes each turn downstream (sampling, or the judge queue's publisher).
+and the pump that passes turns downstream (sampling, then the store or the judge queue's
+publisher).
 
     pipeline = TurnPipeline(settings, metrics, sampling, recent, decoder, wal, services, routes)
     pipeline.accepting = True
     pipeline.consume(batch, "grpc", "traces")   # spans → assembler → completed turns queued
     await pipeline.tick()                       # runs for ever: completes turns that are due
-    await pipeline.pump()                       # runs for ever: passes queued turns on
+    await pipeline.pump()                       # runs for ever: passes queued turns on, in batches
 
 A turn is settled (its write-ahead-log records freed, its Kafka offsets committable) once
 downstream has taken it: stored or published for a judge, or decided against.
@@ -33,15 +34,16 @@ from monitor.telemetry import Metrics
 log = logging.getLogger(__name__)
 
 TICK_S = 0.1  # how often due turns are completed
-PUBLISHING = 256  # sampled turns waiting at once for the judge queue's broker to acknowledge
+# Turns passed downstream at once: what queued while the last batch was stored goes as one
+# store transaction and one hand-off to the store's thread (or one batch of sends to the judge
+# queue's broker), so the pump keeps up with ingest instead of paying a round trip per turn.
+BATCH = 256
 
 
 class TurnPipeline:
     def __init__(self, settings: Settings, metrics: Metrics, downstream: TurnConsumer,
                  recent: RecentTurns, decoder: OtlpDecoder, wal: WriteAheadLog | None,
-                 services: LabelGuard, routes: LabelGuard, concurrent: bool = False) -> None:
-        """`concurrent`: downstream waits on a broker, so up to PUBLISHING turns are passed on
-        at once (the producer batches them); otherwise one at a time, in order."""
+                 services: LabelGuard, routes: LabelGuard) -> None:
         self.settings = settings
         self.metrics = metrics
         self.assembler = TurnAssembler(settings.assembly, metrics)
@@ -51,17 +53,16 @@ class TurnPipeline:
         self.wal = wal
         self.services = services
         self.routes = routes
-        self.concurrent = concurrent
         self.kafka: KafkaSource | None = None  # set once built: it feeds this pipeline
         self.accepting = False
         self.turns: asyncio.Queue[AssistantTurn] = asyncio.Queue()  # bounded by admit()
         self._queued: set[bytes] = set()  # trace ids of turns waiting in the turn queue
-        self._passing: set[asyncio.Task[None]] = set()  # turns the pump is passing on
+        self._passing = 0  # turns the pump is passing on
 
     @property
     def busy(self) -> bool:
         """Turns wait in the queue or are being passed on."""
-        return not self.turns.empty() or bool(self._passing)
+        return not self.turns.empty() or self._passing > 0
 
     # -- SpanSink ----------------------------------------------------------------------------
 
@@ -152,24 +153,17 @@ class TurnPipeline:
             self._update_gauges()
 
     async def pump(self) -> None:
-        """Turns downstream one at a time, or up to PUBLISHING at a time when `concurrent`."""
-        if not self.concurrent:
-            while True:
-                await self._pass_on(await self.turns.get())
-        slots = asyncio.Semaphore(PUBLISHING)
-        try:
-            while True:
-                await slots.acquire()
-                turn = await self.turns.get()
-                task = asyncio.create_task(self._pass_on(turn))
-                self._passing.add(task)
-                task.add_done_callback(self._passing.discard)
-                task.add_done_callback(lambda _: slots.release())
-        finally:  # stopped: the turns being passed on are not settled, so replayed at start
-            passing = list(self._passing)
-            for task in passing:
-                task.cancel()
-            await asyncio.gather(*passing, return_exceptions=True)
+        """Queued turns downstream in order, up to BATCH at a time. Stopped mid-batch, the batch
+        is not settled, so replayed from the write-ahead log at start."""
+        while True:
+            batch = [await self.turns.get()]
+            while len(batch) < BATCH and not self.turns.empty():
+                batch.append(self.turns.get_nowait())
+            self._passing = len(batch)
+            try:
+                await self._pass_on(batch)
+            finally:
+                self._passing = 0
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -182,20 +176,23 @@ class TurnPipeline:
         self.metrics.observe_assembler(self.assembler)
         self.metrics.queue_depth.labels("turns").set(self.turns.qsize())
 
-    async def _pass_on(self, turn: AssistantTurn) -> None:
-        trace_id = bytes.fromhex(turn.trace_id)
+    async def _pass_on(self, turns: list[AssistantTurn]) -> None:
+        trace_ids = [bytes.fromhex(turn.trace_id) for turn in turns]
         try:
-            await self.recent.consume(turn)
-            await self.downstream.consume(turn)
-            if self.kafka is not None:
-                await self.kafka.passed_on(trace_id)  # decided against: its offsets may commit
-            if self.wal is not None:
-                self.wal.settle(trace_id)  # its logged requests need not be replayed
+            await self.recent.consume(turns)
+            await self.downstream.consume(turns)
+            for trace_id in trace_ids:
+                if self.kafka is not None:  # decided against: its offsets may commit
+                    await self.kafka.passed_on(trace_id)
+                if self.wal is not None:  # its logged requests need not be replayed
+                    self.wal.settle(trace_id)
         except Exception as exc:  # a failing stage must not stop the pipeline
             # Only the type: an exception's text may quote trace content.
-            log.error("downstream stage failed on a turn: %s", type(exc).__name__)
+            log.error("downstream stage failed on %d turns: %s", len(turns), type(exc).__name__)
             if self.wal is not None:  # nor pin the log for ever
-                self.wal.settle(trace_id)
+                for trace_id in trace_ids:
+                    self.wal.settle(trace_id)
         finally:
-            self._queued.discard(trace_id)
-            self.turns.task_done()
+            for trace_id in trace_ids:
+                self._queued.discard(trace_id)
+                self.turns.task_done()

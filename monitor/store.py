@@ -17,13 +17,13 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from monitor.model import AssistantTurn
+from monitor.model import AssistantTurn, Sampled
 from monitor.verdict import JudgeResult
 
 SCHEMA = """
@@ -102,13 +102,20 @@ class Store:
 
     def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool:
         """Persist a sampled turn; False if this trace id is already stored."""
-        cursor = self.db.execute(
-            "INSERT OR IGNORE INTO turns (trace_id, service, route, turn_json, reason, probability,"
-            " state, received_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
-            (turn.trace_id, turn.service, turn.route, turn.model_dump_json(), reason, probability,
-             time.time()))
-        added = cursor.rowcount == 1
-        self._backlog += added
+        return self.enqueue_many([(turn, reason, probability)])[0]
+
+    def enqueue_many(self, sampled: Sequence[Sampled]) -> list[bool]:
+        """Persist sampled turns in one transaction (one commit for a pump's batch); for each,
+        False if its trace id is already stored."""
+        now = time.time()
+        rows = [(turn.trace_id, turn.service, turn.route, turn.model_dump_json(), reason,
+                 probability, now) for turn, reason, probability in sampled]
+        with self._transaction():
+            added = [self.db.execute(
+                "INSERT OR IGNORE INTO turns (trace_id, service, route, turn_json, reason,"
+                " probability, state, received_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+                row).rowcount == 1 for row in rows]
+        self._backlog += sum(added)
         return added
 
     def recover(self) -> int:
@@ -288,6 +295,9 @@ class ThreadedStore:
 
     async def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool:
         return await self._run(self.sync.enqueue, turn, reason, probability)
+
+    async def enqueue_many(self, sampled: Sequence[Sampled]) -> list[bool]:
+        return await self._run(self.sync.enqueue_many, sampled)
 
     async def recover(self) -> int:
         return await self._run(self.sync.recover)

@@ -105,8 +105,8 @@ async def test_the_sidecars_store_waits_on_sqlite_off_the_event_loop(tmp_path: P
     store = ThreadedStore(Store(tmp_path / "s.db"))
     other = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
-    inserting = threading.Event()  # the store's thread has begun its INSERT (waits on the lock)
-    store.sync.db.set_trace_callback(lambda sql: sql.startswith("INSERT") and inserting.set())
+    inserting = threading.Event()  # the store's thread has begun its write (waits on the lock)
+    store.sync.db.set_trace_callback(lambda sql: sql.startswith("BEGIN") and inserting.set())
     enqueue = asyncio.create_task(store.enqueue(turn(1), "rate", 1.0))
     await until(inserting.is_set)  # polled on the loop: it runs while SQLite waits
     for _ in range(100):  # and goes on running: a hundred turns of the loop, the lock still held

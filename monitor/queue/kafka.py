@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from aiokafka import AIOKafkaProducer, TopicPartition
@@ -38,7 +38,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from monitor.config import JudgeQueueSettings, KafkaSettings
 from monitor.errors import PermanentError
-from monitor.model import AssistantTurn
+from monitor.model import AssistantTurn, Sampled
 from monitor.queue.group import (
     GroupInstruments,
     GroupMember,
@@ -160,6 +160,10 @@ class SampledTurnPublisher:
 
     async def tokens_since(self, since: float) -> int:
         return 0  # spent on the judge replicas (a token budget needs queue.kind: store)
+
+    async def enqueue_many(self, sampled: Sequence[Sampled]) -> list[bool]:
+        """Sent at once (the producer batches them); returns once the broker acknowledged all."""
+        return list(await asyncio.gather(*(self.enqueue(*s) for s in sampled)))
 
     async def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool:
         """Returns once the broker acknowledged the turn; waits (retrying) until it does."""

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
 from monitor.config import SamplingSettings
-from monitor.model import AssistantTurn
+from monitor.model import AssistantTurn, Sampled
 from monitor.sample.sampler import Sampler
 from monitor.sample.telemetry import SamplingTelemetry
 
@@ -17,10 +17,11 @@ _BUDGET_REFRESH_S = 5.0
 
 class TurnQueue(Protocol):
     """Where sampled turns wait for a judge: this node's store (`ThreadedStore`), or the judge
-    queue's topic (`SampledTurnPublisher`). `enqueue` returns once the turn is durable there
-    (False: this trace id is already queued); `backlog` is what waits for a judge here."""
+    queue's topic (`SampledTurnPublisher`). `enqueue_many` returns once the turns are durable
+    there (for each, False: this trace id is already queued); `backlog` is what waits for a judge
+    here."""
 
-    async def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool: ...
+    async def enqueue_many(self, sampled: Sequence[Sampled]) -> list[bool]: ...
 
     def backlog(self) -> int: ...
 
@@ -52,22 +53,29 @@ class SamplingStage:
             self._budget_checked_at = now
         return self._budget_exhausted
 
-    async def consume(self, turn: AssistantTurn) -> None:
+    async def consume(self, turns: Sequence[AssistantTurn]) -> None:
         backlog = self.store.backlog()
-        self.metrics.sampling_factor.set(self.sampler.backlog_factor(backlog))
-        decision = self.sampler.decide(turn, backlog)
-        if not decision.keep:
-            self.metrics.turns_dropped.labels("not_sampled").inc()
-            return
-        if backlog >= self.settings.max_backlog:
-            self.metrics.turns_dropped.labels("backlog_full").inc()
+        kept: list[Sampled] = []
+        for turn in turns:
+            decision = self.sampler.decide(turn, backlog + len(kept))
+            if not decision.keep:
+                self.metrics.turns_dropped.labels("not_sampled").inc()
+            elif backlog + len(kept) >= self.settings.max_backlog:
+                self.metrics.turns_dropped.labels("backlog_full").inc()
+            else:
+                kept.append((turn, decision.reason, decision.probability))
+        self.metrics.sampling_factor.set(self.sampler.backlog_factor(backlog + len(kept)))
+        if not kept:
             return
         if await self._over_budget():
-            self.metrics.turns_dropped.labels("token_budget").inc()
+            self.metrics.turns_dropped.labels("token_budget").inc(len(kept))
             return
-        if not await self.store.enqueue(turn, decision.reason, decision.probability):
-            self.metrics.turns_dropped.labels("duplicate").inc()  # already stored: judged once
-            return
-        self.metrics.turns_sampled.labels(decision.reason).inc()
+        added = await self.store.enqueue_many(kept)
+        for (_, reason, _), stored in zip(kept, added, strict=True):
+            if stored:
+                self.metrics.turns_sampled.labels(reason).inc()
+            else:  # already stored: judged once
+                self.metrics.turns_dropped.labels("duplicate").inc()
         self.metrics.judge_backlog.set(self.store.backlog())
-        self.on_enqueued()
+        if any(added):
+            self.on_enqueued()
