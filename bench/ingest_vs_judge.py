@@ -10,10 +10,13 @@ HTTP protobuf, half the requests each, at the same time). Modes:
            sampling and the store cost ingest, without a judge burning CPU;
   thread   every turn kept, the local judge in the sidecar's process (judging.process: false);
   process  every turn kept, the local judge in its own worker process (judging.process: true).
-Printed per mode: ingest throughput (spans per wall second until the last request is answered),
-spans per CPU-second of the sidecar's processes (the judge worker included), and the slowdown
-of ingest against `off` and against `kept` (what the judge's own CPU work costs
-ingest). `--before DIR` adds the same rows for the sidecar of another source tree (a checkout of
+Printed first, the floor: upb's protobuf parse of the same requests, reading no field. Then per
+mode: ingest throughput (spans per wall second until the last request is answered), spans per
+CPU-second of the sidecar's own process (ingest, sampling, the store, the judge stage's
+bookkeeping) and of all its processes (the judge worker included), the sidecar process's peak
+RSS, and the slowdown of ingest against `off` and against `kept` (what the judge's own CPU work
+costs ingest). `process` is the shipped default: every turn sampled, the local judge in its
+worker process. `--before DIR` adds the same rows for the sidecar of another source tree (a checkout of
 an earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`), which has no `judging.process`
 (its judge runs in a thread). Modes interleave run by run, medians of `--repeat`. Nothing is
 asserted.
@@ -37,6 +40,8 @@ from ingest import (  # noqa: E402
     cpu_seconds,
     free_port,
     make_requests,
+    peak_rss_mib,
+    raw_parse,
     send_grpc,
     send_http,
     wait_ready,
@@ -79,9 +84,13 @@ async def send_both(ports: dict[str, int], bodies: list[bytes]) -> None:
                   "application/x-protobuf", 2))
 
 
-def run(mode: str, bodies: list[bytes], spans: int, source: Path | None) -> tuple[float, float]:
-    """(ingest spans per wall second, spans per CPU-second of the sidecar's processes); the
-    sidecar of the source tree `source` (None: this one)."""
+Run = tuple[float, float, float, float]
+
+
+def run(mode: str, bodies: list[bytes], spans: int, source: Path | None) -> Run:
+    """(ingest spans per wall second, spans per CPU-second of the sidecar's process and of all
+    its processes, the sidecar process's peak RSS in MiB); the sidecar of the source tree
+    `source` (None: this one)."""
     modes = MODES if source is None else {**MODES, "thread": "sampling: {default_rate: 1.0}\n"}
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,10 +111,11 @@ def run(mode: str, bodies: list[bytes], spans: int, source: Path | None) -> tupl
             if mode != "off":  # the judge warmed up (model loaded) before the clock starts
                 asyncio.run(send_both(ports, bodies[:2]))
                 time.sleep(3)
-            cpu0, t0 = family_cpu(sidecar.pid), time.perf_counter()
+            own0, cpu0, t0 = cpu_seconds(sidecar.pid), family_cpu(sidecar.pid), time.perf_counter()
             asyncio.run(send_both(ports, bodies))
             wall, cpu = time.perf_counter() - t0, family_cpu(sidecar.pid) - cpu0
-            return spans / wall, spans / cpu
+            own = cpu_seconds(sidecar.pid) - own0
+            return spans / wall, spans / own, spans / cpu, peak_rss_mib(sidecar.pid)
         finally:
             sidecar.terminate()
             sidecar.wait(timeout=60)
@@ -134,17 +144,21 @@ def main() -> None:
     spans = sum(len(ss.spans) for r in requests for rs in r.resource_spans for ss in rs.scope_spans)
     print(f"{args.traces} traces, {spans} spans, {len(bodies)} requests of {args.batch} traces "
           f"(gRPC and HTTP protobuf at once); medians of {args.repeat} runs\n")
-    runs: dict[tuple[str, str], list[tuple[float, float]]] = {row: [] for row in rows}
+    floor = statistics.median(raw_parse(bodies) for _ in range(args.repeat))
+    print(f"the floor, upb's protobuf parse alone: {spans / floor:,.0f} spans/s\n")
+    runs: dict[tuple[str, str], list[Run]] = {row: [] for row in rows}
     for _ in range(args.repeat):  # interleaved: a machine busy meanwhile slows every mode alike
         for tree, mode in rows:
             runs[tree, mode].append(run(mode, bodies, spans, trees[tree]))
-    medians = {row: tuple(statistics.median(r[i] for r in runs[row]) for i in range(2))
+    medians = {row: tuple(statistics.median(r[i] for r in runs[row]) for i in range(4))
                for row in rows}
-    print(f"{'judging':16} {'ingest spans/s':>15} {'spans/cpu-s':>12} {'vs off':>9} {'vs kept':>9}")
-    for (tree, mode), (wall, per_cpu) in medians.items():
+    print(f"{'judging':16} {'ingest spans/s':>15} {'spans/cpu-s':>12} {'(all procs)':>12} "
+          f"{'peak RSS':>9} {'vs off':>9} {'vs kept':>9}")
+    for (tree, mode), (wall, own, every, rss) in medians.items():
         changes = [f"{(wall / medians[tree, base][0] - 1) * 100:+.1f} %"
                    if (tree, base) in medians and mode != base else "" for base in ("off", "kept")]
-        print(f"  {tree + mode:14} {wall:>15,.0f} {per_cpu:>12,.0f} {changes[0]:>9} {changes[1]:>9}")
+        print(f"  {tree + mode:14} {wall:>15,.0f} {own:>12,.0f} {every:>12,.0f} {rss:>5.0f} MiB "
+              f"{changes[0]:>9} {changes[1]:>9}")
 
 
 if __name__ == "__main__":
