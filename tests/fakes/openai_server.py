@@ -38,9 +38,10 @@ Script = Callable[[dict[str, Any]], Reply]
 
 
 class ScriptedOpenAIServer:
-    def __init__(self, script: Script, host: str = "127.0.0.1") -> None:
+    def __init__(self, script: Script, host: str = "127.0.0.1", delay_s: float = 0.0) -> None:
         self.script = script
         self.host = host
+        self.delay_s = delay_s  # each answer this late, as a real model is (requests overlap)
         self.port = 0
         self.requests: list[dict[str, Any]] = []
         self._loop = asyncio.new_event_loop()
@@ -54,6 +55,8 @@ class ScriptedOpenAIServer:
     async def _chat(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.requests.append(body)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
         reply = self.script(body)
         if reply.body is not None:
             return web.Response(text=reply.body, status=reply.status,
