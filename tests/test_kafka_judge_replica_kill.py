@@ -122,18 +122,21 @@ def committed(bootstrap: str, group: str) -> dict[int, tuple[int, set[str]]]:
     return asyncio.run(read())
 
 
+def judge_config(kafka: KafkaBroker, topic: str, model: ScriptedOpenAIServer) -> str:
+    return (f"kafka: {{brokers: ['{kafka.bootstrap}']}}\n"
+            "judging:\n  workers: 2\n  llm:\n    endpoints:\n"
+            f"      - {{name: judge, base_url: '{model.base_url}', model: m, max_concurrency: 4}}\n"
+            f"  queue: {{kind: kafka, role: judge, topic: {topic}, group_id: judges-{topic},\n"
+            f"          dead_letter_topic: {topic}.dlq, prefetch: 4,\n"
+            f"          commit_interval_s: {COMMIT_INTERVAL_S}}}\n")
+
+
 def test_a_judge_replica_process_killed_with_sigkill_loses_no_turn(
         kafka: KafkaBroker, tmp_path: Path, processes: list[JudgeReplica]) -> None:
     topic = new_topic(kafka, partitions=PARTITIONS)
     group = f"judges-{topic}"
     with ScriptedOpenAIServer(judge_model, delay_s=0.2) as model:
-        config = (
-            f"kafka: {{brokers: ['{kafka.bootstrap}']}}\n"
-            "judging:\n  workers: 2\n  llm:\n    endpoints:\n"
-            f"      - {{name: judge, base_url: '{model.base_url}', model: m, max_concurrency: 4}}\n"
-            f"  queue: {{kind: kafka, role: judge, topic: {topic}, group_id: {group},\n"
-            f"          dead_letter_topic: {topic}.dlq, prefetch: 4,\n"
-            f"          commit_interval_s: {COMMIT_INTERVAL_S}}}\n")
+        config = judge_config(kafka, topic, model)
 
         def replica(name: str) -> JudgeReplica:
             started = JudgeReplica(tmp_path / name, config)
@@ -213,3 +216,30 @@ def test_a_judge_replica_process_killed_with_sigkill_loses_no_turn(
     assert all(judged_at[t] >= late for t in again), (
         f"{len(again)} judged again, some judged by A more than a commit interval before the "
         "kill")
+
+
+def test_a_turn_being_judged_at_a_rebalance_is_not_lost_when_its_replica_is_then_killed(
+        kafka: KafkaBroker, tmp_path: Path, processes: list[JudgeReplica]) -> None:
+    """A rebalance (here: a replica joining) takes a partition from A while A waits on a slow
+    LLM call for one of its turns; A is then killed before the call returns. The turn was not
+    judged: it must not be committed as judged at the rebalance, or no one ever judges it."""
+    topic = new_topic(kafka, partitions=1)
+    with ScriptedOpenAIServer(judge_model, delay_s=60) as slow, \
+            ScriptedOpenAIServer(judge_model) as fast:
+        a = JudgeReplica(tmp_path / "a", judge_config(kafka, topic, slow))
+        processes.append(a)
+        wait_until(lambda: a.assigned() == {0}, what="replica A assigned")
+        [turn] = sampled_turns(1)
+        publish(kafka.bootstrap, topic, [turn])
+        wait_until(lambda: a.count("judging") == 1 and slow.requests, what="A's LLM call")
+
+        b = JudgeReplica(tmp_path / "b", judge_config(kafka, topic, fast))
+        processes.append(b)
+        wait_until(lambda: "partitions [0] given up" in a.log.read_text(),
+                   what="the rebalance taking the partition from A")
+        os.kill(a.process.pid, signal.SIGKILL)  # its LLM call never returns
+        assert a.process.wait(timeout=30) == -signal.SIGKILL
+        assert a.judged() == []
+
+        wait_until(lambda: b.judged() == [turn.trace_id], what="the turn judged by B")
+        assert b.stop() == 0
