@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 _PAUSE_CHECK_S = 0.1
 _COMMIT_TIMEOUT_S = 5.0
 _STEP_TIMEOUT_S = 5.0  # each step of a stop or a handover, should the broker be gone
-_FINISH_JUDGING_S = 5.0  # on a stop, for the turns being judged to finish
+_FINISH_JUDGING_S = 5.0  # on a stop or a rebalance, for the turns being judged to finish
 
 
 _METADATA_BYTES = 4000  # Kafka's offset.metadata.max.bytes defaults to 4096
@@ -245,14 +245,14 @@ class GroupMember:
                 await self._task
             self._task = None
         if self.consumer is not None:
-            await self._give_up(set(self.tracker.pending), leaving=True)
+            await self._give_up(set(self.tracker.pending))
             await _bounded(_stop_consumer(self.consumer), "leaving the consumer group")
             self.consumer = None
         if self.producer is not None:
             await _bounded(self.producer.stop(), "closing the dead-letter producer")
             self.producer = None
 
-    async def _give_up(self, partitions: set[TopicPartition], leaving: bool) -> None:
+    async def _give_up(self, partitions: set[TopicPartition]) -> None:
         """Before partitions go to another member: their turns not judged yet are withdrawn from
         the store and left uncommitted, so the next owner reads them again and judges them."""
         await _bounded(self._drain(), "passing on what was read")
@@ -265,14 +265,13 @@ class GroupMember:
             withdrawn = await self.store.withdraw({t.hex() for t in ours})
             in_flight = {t for t in ours if t.hex() not in withdrawn
                          and await self.store.state(t.hex()) == "judging"}
-            if leaving:  # finish them (bounded); one not finished in time is left to the group
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(_FINISH_JUDGING_S):
-                        while any(self.tracker.waits_for(t) for t in in_flight):
-                            await asyncio.sleep(_PAUSE_CHECK_S)
-            else:  # this member stays and finishes them: the next owner skips them
-                for trace_id in in_flight:
-                    self.tracker.settle(trace_id, judged=True)
+            # Finish them (bounded); one not finished in time is left uncommitted, to the
+            # group: committed as judged before it is, it would be lost should this member die
+            # (kill -9) before its judge answers, the next owner skipping it.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_FINISH_JUDGING_S):
+                    while any(self.tracker.waits_for(t) for t in in_flight):
+                        await asyncio.sleep(_PAUSE_CHECK_S)
         await self._commit()
         dropped = self.tracker.forget(partitions)
         for tp in partitions:
@@ -426,7 +425,7 @@ class _Rebalance(ConsumerRebalanceListener):  # type: ignore[misc]
         self.source = source
 
     async def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        await self.source._give_up(set(revoked), leaving=False)
+        await self.source._give_up(set(revoked))
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
         if assigned:

@@ -11,6 +11,7 @@ each request body to a reply, which the server wraps in a well-formed completion
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -38,14 +39,16 @@ Script = Callable[[dict[str, Any]], Reply]
 
 
 class ScriptedOpenAIServer:
-    def __init__(self, script: Script, host: str = "127.0.0.1") -> None:
+    def __init__(self, script: Script, host: str = "127.0.0.1", delay_s: float = 0.0) -> None:
         self.script = script
         self.host = host
+        self.delay_s = delay_s  # each answer this late, as a real model is (requests overlap)
         self.port = 0
         self.requests: list[dict[str, Any]] = []
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._runner: web.AppRunner | None = None
+        self._closing = asyncio.Event()
 
     @property
     def base_url(self) -> str:
@@ -54,6 +57,9 @@ class ScriptedOpenAIServer:
     async def _chat(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.requests.append(body)
+        if self.delay_s:  # cut short when the server closes (a request left hanging)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), self.delay_s)
         reply = self.script(body)
         if reply.body is not None:
             return web.Response(text=reply.body, status=reply.status,
@@ -130,6 +136,7 @@ class ScriptedOpenAIServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._closing.set)
         if self._runner is not None:
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
