@@ -6,20 +6,23 @@
 A sidecar process receives bench/ingest.py's RAG trace mix over its real receivers (gRPC and
 HTTP protobuf, half the requests each, at the same time). Modes:
   off      sampling 0: no turn is kept, no judge runs (ingest alone);
-  kept     every turn kept and stored, the judge held back (one call, then rate-limited): what
-           sampling and the store cost ingest, without a judge burning CPU;
-  thread   every turn kept, the local judge in the sidecar's process (judging.process: false);
-  process  every turn kept, the local judge in its own worker process (judging.process: true).
+  kept     sampling on its defaults (rate 1.0, adaptive: as the judge backlog passes 200 turns
+           the rate falls, to 5 % at 2,000, so about a fifth of 10,000 traces is kept) and the
+           kept turns stored, the judge held back (one call, then rate-limited): what sampling
+           and the store cost ingest, without a judge burning CPU;
+  thread   sampling as in `kept`, the local judge in the sidecar's process (judging.process:
+           false);
+  process  sampling as in `kept`, the local judge in its own worker process (judging.process:
+           true).
 Printed first, the floor: upb's protobuf parse of the same requests, reading no field. Then per
 mode: ingest throughput (spans per wall second until the last request is answered), spans per
 CPU-second of the sidecar's own process (ingest, sampling, the store, the judge stage's
 bookkeeping) and of all its processes (the judge worker included), the sidecar process's peak
 RSS, and the slowdown of ingest against `off` and against `kept` (what the judge's own CPU work
-costs ingest). `process` is the shipped default: every turn sampled, the local judge in its
-worker process. `--before DIR` adds the same rows for the sidecar of another source tree (a checkout of
-an earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`), which has no `judging.process`
-(its judge runs in a thread). Modes interleave run by run, medians of `--repeat`. Nothing is
-asserted.
+costs ingest). `process` is the shipped default. `--before DIR` adds the same rows for the
+sidecar of another source tree (a checkout of an earlier commit, e.g. `git archive COMMIT | tar
+-x -C DIR`; one without `judging.process` runs its judge in a thread). Modes interleave run by
+run, medians of `--repeat`. Nothing is asserted.
 """
 
 from __future__ import annotations
