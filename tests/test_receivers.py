@@ -286,13 +286,14 @@ def test_other_tenants_spans_are_refused(start_sidecar) -> None:
 
 
 class BlockedStage:
-    """A downstream stage that takes one turn and then waits until released (a stuck judge)."""
+    """A downstream stage that takes a batch of turns and then waits until released (a stuck
+    judge)."""
 
     def __init__(self) -> None:
         self.release = asyncio.Event()
         self.taken = 0
 
-    async def consume(self, turn: object) -> None:
+    async def consume(self, turns: object) -> None:
         self.taken += 1
         await self.release.wait()
 
