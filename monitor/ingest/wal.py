@@ -255,6 +255,7 @@ class WriteAheadLog:
             raise RetryableError(f"write-ahead log: write failed ({exc.strerror})",
                                  overloaded=False) from None
         self._segments[-1].size += len(record)
+        self.metrics.wal_bytes.set(self.size)  # current between trims: a full log shows full
         lsn = self._next_lsn
         self._next_lsn += 1
         return lsn
