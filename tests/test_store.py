@@ -26,6 +26,21 @@ def result(score: float = 0.5, label: str = "complete") -> list[JudgeResult]:
                         input_tokens=12, output_tokens=3, latency_s=0.01)]
 
 
+def test_a_batch_is_stored_in_order_and_each_trace_once(tmp_path: Path) -> None:
+    """The turn pump's batch: one call, a result per turn; a trace already stored, or twice in
+    the batch, is stored once."""
+    store = Store(tmp_path / "s.db")
+    assert store.enqueue(turn(1), "rate", 0.5)
+    assert store.enqueue_many([(turn(2), "rate", 0.5), (turn(1), "rate", 0.5),
+                               (turn(3), "no_documents", 1.0), (turn(3), "rate", 0.5)]) == [
+        True, False, True, False]
+    assert store.backlog() == 3
+    claimed = [store.claim() for _ in range(3)]
+    assert [(c.trace_id, c.reason) for c in claimed] == [
+        (turn(1).trace_id, "rate"), (turn(2).trace_id, "rate"), (turn(3).trace_id, "no_documents")]
+    assert store.claim() is None
+
+
 def test_queue_is_idempotent_and_survives_reopening(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     store = Store(path)

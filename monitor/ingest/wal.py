@@ -79,6 +79,8 @@ class WriteAheadLog:
         self.settings = settings
         self.metrics = metrics
         self.max_bytes = settings.max_size_mib << 20
+        # Read at each scrape, so always current: a full log shows full while it refuses.
+        metrics.wal_bytes.set_function(lambda: self.size)
         self._segments: list[_Segment] = []  # oldest first; the last one is being written
         self._fd: int | None = None
         self._next_lsn = 0
@@ -223,7 +225,6 @@ class WriteAheadLog:
         while len(self._segments) > 1 and self._segments[1].first_lsn <= checkpoint:
             oldest = self._segments.pop(0)
             oldest.path.unlink(missing_ok=True)
-        self.metrics.wal_bytes.set(self.size)
 
     async def close(self) -> None:
         """After a clean stop: with nothing open, the log is empty and its files go."""
@@ -255,7 +256,6 @@ class WriteAheadLog:
             raise RetryableError(f"write-ahead log: write failed ({exc.strerror})",
                                  overloaded=False) from None
         self._segments[-1].size += len(record)
-        self.metrics.wal_bytes.set(self.size)  # current between trims: a full log shows full
         lsn = self._next_lsn
         self._next_lsn += 1
         return lsn
