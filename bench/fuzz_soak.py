@@ -14,7 +14,6 @@ Nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.ingest import free_port, peak_rss_mib  # noqa: E402
+from bench.ingest import free_port, metric_sum, peak_rss_mib  # noqa: E402
 from tests.hostile import GrpcSender, HttpSender, Mutator  # noqa: E402
 
 
@@ -36,17 +35,6 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def metric_sum(admin: str, name: str, **labels: str) -> float:
-    with urllib.request.urlopen(f"{admin}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    total = 0.0
-    for match in re.finditer(rf"^{name}(\{{[^}}]*\}})? (\S+)$", text, re.M):
-        found = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1) or ""))
-        if all(found.get(k) == v for k, v in labels.items()):
-            total += float(match.group(2))
-    return total
 
 
 def gzip_bomb(size: int) -> bytes:
@@ -90,6 +78,7 @@ def main() -> None:
 
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     admin = f"http://127.0.0.1:{ports['admin']}"
+    metrics = f"{admin}/metrics"
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "soak.yaml"
         config.write_text(
@@ -146,7 +135,7 @@ def main() -> None:
             provider.shutdown()
             deadline, judged = time.monotonic() + 300, 0.0
             while time.monotonic() < deadline and not judged:
-                judged = metric_sum(admin, "assistant_turns_judged_total")
+                judged = metric_sum(metrics, "assistant_turns_judged_total")
                 time.sleep(0.5)
 
             print(f"\n{args.inputs} inputs (seed {args.seed}) in {seconds:.0f} s: "
@@ -163,11 +152,11 @@ def main() -> None:
                   f"answered {status} in {bomb_s * 1000:.0f} ms; longest /healthz wait "
                   f"meanwhile {stall_s * 1000:.0f} ms")
             print("safety nets: mapping_error "
-                  f"{metric_sum(admin, 'assistant_spans_refused_total', reason='mapping_error'):.0f}"
+                  f"{metric_sum(metrics, 'assistant_spans_refused_total', reason='mapping_error'):.0f}"
                   ", internal_error "
-                  f"{metric_sum(admin, 'assistant_receiver_requests_total', outcome='internal_error'):.0f}"
+                  f"{metric_sum(metrics, 'assistant_receiver_requests_total', outcome='internal_error'):.0f}"
                   ", background task failures "
-                  f"{metric_sum(admin, 'assistant_background_task_failures_total'):.0f}")
+                  f"{metric_sum(metrics, 'assistant_background_task_failures_total'):.0f}")
             print(f"valid trace after the soak judged: {'yes' if judged else 'NO'}")
         finally:
             sidecar.terminate()

@@ -1,7 +1,7 @@
 """Ingest throughput: spans per second per core through decode + mapping + assembly.
 
     python bench/ingest.py [--traces 4000] [--batch 100] [--wal off,on,nofsync]
-                           [--decoders python,native]
+                           [--decoders python,native] [--collector PATH]
 
 A realistic RAG trace mix (root, retrieval with 5 documents, two LLM calls, a tool call; about
 10 attributes a span; a third each in GenAI, OpenInference and OpenLLMetry conventions), sent as
@@ -14,6 +14,12 @@ export requests of `--batch` traces. Prints, side by side:
      HTTP protobuf, HTTP JSON); spans per second of the sidecar's CPU time, and its peak RSS;
      once per `--wal` mode: the write-ahead log off, on (fsync before each answer, group
      committed), on without fsync (survives kill -9, not a power cut); once per decoder.
+     With `--collector PATH` (an OpenTelemetry Collector built with the otlp receiver, the batch
+     and contrib tail_sampling processors and the nop exporter; the README says how), the
+     Collector receives the same bodies in the same rounds: otlp -> batch -> nop, and
+     otlp -> tail_sampling (decision_wait 1 s, keep all) -> nop, the peer that assembles whole
+     traces as the sidecar does. A server's CPU is counted until it has done all the work sent:
+     the sidecar has assembled every turn, the Collector's processor has passed every span on.
 Timings are medians of `--repeat` runs. Nothing here is asserted.
 """
 
@@ -24,6 +30,7 @@ import asyncio
 import json
 import os
 import random
+import re
 import socket
 import statistics
 import subprocess
@@ -264,6 +271,37 @@ async def send_grpc(endpoint: str, bodies: list[bytes], concurrency: int) -> Non
         await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
+def send(kind: str, ports: dict[str, int], bodies: list[bytes]) -> None:
+    """Every body to a receiver on loopback ("grpc", "http-protobuf", "http-json")."""
+    if kind == "grpc":
+        asyncio.run(send_grpc(f"127.0.0.1:{ports['grpc']}", bodies, 4))
+    else:
+        content_type = "application/json" if kind == "http-json" else "application/x-protobuf"
+        asyncio.run(send_http(f"http://127.0.0.1:{ports['http']}/v1/traces", bodies,
+                              content_type, 4))
+
+
+def metric_sum(url: str, name: str, **labels: str) -> float:
+    """The sum of one metric's series on a Prometheus endpoint, those with `labels` only."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    total = 0.0
+    for match in re.finditer(rf"^{name}(\{{[^}}]*\}})? (\S+)$", text, re.M):
+        found = dict(re.findall(r'(\w+)="([^"]*)"', match.group(1) or ""))
+        if all(found.get(k) == v for k, v in labels.items()):
+            total += float(match.group(2))
+    return total
+
+
+def wait_metric(url: str, name: str, expected: int, timeout_s: float = 60) -> None:
+    """Until the server has done all the work sent (its CPU is counted until then)."""
+    deadline = time.monotonic() + timeout_s
+    while (done := metric_sum(url, name)) < expected:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name} reached {done:.0f} of {expected}")
+        time.sleep(0.05)
+
+
 def wait_ready(admin_port: int, timeout_s: float) -> None:
     """Until the sidecar's /readyz answers 200 (its last error after `timeout_s`)."""
     deadline = time.monotonic() + timeout_s
@@ -277,13 +315,81 @@ def wait_ready(admin_port: int, timeout_s: float) -> None:
             time.sleep(0.1)
 
 
+COLLECTOR_CONFIG = """\
+receivers:
+  otlp:
+    protocols:
+      grpc: {{endpoint: "127.0.0.1:{grpc}"}}
+      http: {{endpoint: "127.0.0.1:{http}"}}
+processors:
+  batch: {{}}
+  tail_sampling:
+    decision_wait: 1s
+    num_traces: 200000
+    policies: [{{name: all, type: always_sample}}]
+exporters:
+  nop: {{}}
+service:
+  telemetry:
+    logs: {{level: warn}}
+    metrics:
+      readers:
+        - pull: {{exporter: {{prometheus: {{host: "127.0.0.1", port: {metrics}}}}}}}
+  pipelines:
+    traces: {{receivers: [otlp], processors: [{processor}], exporters: [nop]}}
+"""
+
+
+# What the Collector has passed on, per processor: (its metric, and whether it counts traces)
+COLLECTOR_DONE = {"batch": ("otelcol_processor_batch_batch_send_size_sum", False),
+                  "tail_sampling": ("otelcol_processor_tail_sampling_global_count_traces_sampled",
+                                    True)}
+
+
+def wait_listening(port: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def through_collector(binary: str, processor: str, kind: str, bodies: list[bytes],
+                      spans: int, traces: int) -> tuple[float, float, float]:
+    """through_receiver's figures for the OpenTelemetry Collector: CPU counted until its
+    processor has passed every span on (tail_sampling: every trace, after its decision wait)."""
+    ports = {name: free_port() for name in ("grpc", "http", "metrics")}
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "otelcol.yaml"
+        config.write_text(COLLECTOR_CONFIG.format(processor=processor, **ports))
+        collector = subprocess.Popen([binary, "--config", str(config)])
+        try:
+            for port in ports.values():
+                wait_listening(port, 30)
+            cpu0, t0 = cpu_seconds(collector.pid), time.perf_counter()
+            send(kind, ports, bodies)
+            metric, counts_traces = COLLECTOR_DONE[processor]
+            wait_metric(f"http://127.0.0.1:{ports['metrics']}/metrics", metric,
+                        traces if counts_traces else spans)
+            wall, cpu = time.perf_counter() - t0, cpu_seconds(collector.pid) - cpu0
+            return spans / wall, spans / cpu, peak_rss_mib(collector.pid)
+        finally:
+            collector.terminate()
+            collector.wait(timeout=30)
+
+
 WAL_MODES = {"off": "{enabled: false}", "on": "{enabled: true, fsync: true}",
              "nofsync": "{enabled: true, fsync: false}"}
 
 
-def through_receiver(kind: str, bodies: list[bytes], spans: int, wal: str,
+def through_receiver(kind: str, bodies: list[bytes], spans: int, traces: int, wal: str,
                      decoder_kind: str) -> tuple[float, float, float]:
-    """(spans per wall second, spans per sidecar CPU second, sidecar peak RSS MiB)."""
+    """(spans per wall second, spans per sidecar CPU second, sidecar peak RSS MiB): CPU counted
+    until every turn is assembled."""
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "bench.yaml"
@@ -303,12 +409,9 @@ def through_receiver(kind: str, bodies: list[bytes], spans: int, wal: str,
         try:
             wait_ready(ports["admin"], 30)
             cpu0, t0 = cpu_seconds(sidecar.pid), time.perf_counter()
-            if kind == "grpc":
-                asyncio.run(send_grpc(f"127.0.0.1:{ports['grpc']}", bodies, 4))
-            else:
-                content_type = "application/json" if kind == "http-json" else "application/x-protobuf"
-                asyncio.run(send_http(f"http://127.0.0.1:{ports['http']}/v1/traces", bodies,
-                                      content_type, 4))
+            send(kind, ports, bodies)
+            wait_metric(f"http://127.0.0.1:{ports['admin']}/metrics",
+                        "assistant_turns_received_total", traces)
             wall, cpu = time.perf_counter() - t0, cpu_seconds(sidecar.pid) - cpu0
             return spans / wall, spans / cpu, peak_rss_mib(sidecar.pid)
         finally:
@@ -325,6 +428,8 @@ def main() -> None:
                         + ", ".join(WAL_MODES))
     parser.add_argument("--decoders", default="python,native",
                         help="trace decoders to compare: python (the reference), native")
+    parser.add_argument("--collector", metavar="PATH",
+                        help="an OpenTelemetry Collector binary to run side by side")
     args = parser.parse_args()
     wal_modes = args.wal.split(",")
     if not set(wal_modes) <= WAL_MODES.keys():
@@ -357,23 +462,28 @@ def main() -> None:
             label = f"{name}, {decoder}" if fmt == "proto" else name
             print(f"  {label:26} {spans / seconds:>10,.0f} {seconds / spans * 1e6:>8.1f}")
 
-    print(f"\n{'through the receivers':20} {'decoder':>8} {'WAL':>7} {'spans/s':>10} "
+    print(f"\n{'through the receivers':20} {'decoder':>8} {'WAL':>13} {'spans/s':>10} "
           f"{'spans/cpu-s':>12} {'peak RSS':>9}")
     for kind, bodies in (("grpc", proto), ("http-protobuf", proto), ("http-json", otlp_json)):
         # Modes interleaved run by run: a machine busy meanwhile slows every mode alike.
         modes = [(d, wal) for d in (decoders if kind != "http-json" else decoders[:1])
                  for wal in wal_modes]
+        if args.collector and kind != "http-json":
+            modes += [("otelcol", "batch"), ("otelcol", "tail_sampling")]
         runs: dict[tuple[str, str], list[tuple[float, float, float]]] = {m: [] for m in modes}
         for _ in range(args.repeat):
             for decoder, wal in modes:
-                runs[decoder, wal].append(through_receiver(kind, bodies, spans, wal, decoder))
+                runs[decoder, wal].append(
+                    through_collector(args.collector, wal, kind, bodies, spans, args.traces)
+                    if decoder == "otelcol" else
+                    through_receiver(kind, bodies, spans, args.traces, wal, decoder))
         for decoder, wal in modes:
             wall, per_cpu, rss = (statistics.median(r[i] for r in runs[decoder, wal])
                                   for i in range(3))
-            print(f"  {kind:18} {decoder:>8} {wal:>7} {wall:>10,.0f} {per_cpu:>12,.0f} "
+            print(f"  {kind:18} {decoder:>8} {wal:>13} {wall:>10,.0f} {per_cpu:>12,.0f} "
                   f"{rss:>7.0f} MiB")
-    print("\nReference: the OpenTelemetry Collector published ~12k spans/s on one core "
-          "(20-attribute spans).")
+    if not args.collector:
+        print("\nThe OpenTelemetry Collector beside it: --collector PATH (see the README).")
 
 
 if __name__ == "__main__":
