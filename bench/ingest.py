@@ -51,6 +51,7 @@ from monitor.config import AssemblySettings  # noqa: E402
 from monitor.ingest.otlp import DECODER_ENV, OtlpDecoder  # noqa: E402
 from monitor.ingest.semconv._common import use_compiled  # noqa: E402
 from monitor.telemetry import Metrics  # noqa: E402
+from tests.waiting import wait_until  # noqa: E402
 
 DOC = "Refunds are issued within 30 days of purchase to the original payment method. " * 4
 COMMON = {"http.method": "POST", "server.address": "llm.internal", "server.port": 8000,
@@ -293,13 +294,9 @@ def metric_sum(url: str, name: str, **labels: str) -> float:
     return total
 
 
-def wait_metric(url: str, name: str, expected: int, timeout_s: float = 60) -> None:
+def wait_metric(url: str, name: str, expected: int) -> None:
     """Until the server has done all the work sent (its CPU is counted until then)."""
-    deadline = time.monotonic() + timeout_s
-    while (done := metric_sum(url, name)) < expected:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{name} reached {done:.0f} of {expected}")
-        time.sleep(0.05)
+    wait_until(lambda: metric_sum(url, name) >= expected, 60, f"{name} to reach {expected}")
 
 
 def wait_ready(admin_port: int, timeout_s: float) -> None:
@@ -346,16 +343,12 @@ COLLECTOR_DONE = {"batch": ("otelcol_processor_batch_batch_send_size_sum", False
                                     True)}
 
 
-def wait_listening(port: int, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
 
 
 def through_collector(binary: str, processor: str, kind: str, bodies: list[bytes],
@@ -368,8 +361,7 @@ def through_collector(binary: str, processor: str, kind: str, bodies: list[bytes
         config.write_text(COLLECTOR_CONFIG.format(processor=processor, **ports))
         collector = subprocess.Popen([binary, "--config", str(config)])
         try:
-            for port in ports.values():
-                wait_listening(port, 30)
+            wait_until(lambda: all(map(listening, ports.values())), 30, "the Collector's ports")
             cpu0, t0 = cpu_seconds(collector.pid), time.perf_counter()
             send(kind, ports, bodies)
             metric, counts_traces = COLLECTOR_DONE[processor]
@@ -462,7 +454,7 @@ def main() -> None:
             label = f"{name}, {decoder}" if fmt == "proto" else name
             print(f"  {label:26} {spans / seconds:>10,.0f} {seconds / spans * 1e6:>8.1f}")
 
-    print(f"\n{'through the receivers':20} {'decoder':>8} {'WAL':>13} {'spans/s':>10} "
+    print(f"\n{'through the receivers':20} {'decoder':>8} {'WAL/pipeline':>13} {'spans/s':>10} "
           f"{'spans/cpu-s':>12} {'peak RSS':>9}")
     for kind, bodies in (("grpc", proto), ("http-protobuf", proto), ("http-json", otlp_json)):
         # Modes interleaved run by run: a machine busy meanwhile slows every mode alike.
