@@ -19,7 +19,12 @@ export requests of `--batch` traces. Prints, side by side:
      Collector receives the same bodies in the same rounds: otlp -> batch -> nop, and
      otlp -> tail_sampling (decision_wait 1 s, keep all) -> nop, the peer that assembles whole
      traces as the sidecar does. A server's CPU is counted until it has done all the work sent:
-     the sidecar has assembled every turn, the Collector's processor has passed every span on.
+     the sidecar has assembled every turn, the Collector's processor has passed every span on;
+  3. with `--layers`, where the sidecar's CPU goes: the shipped receivers (gRPC, HTTP protobuf)
+     serving a pipeline cut short after one layer (nothing read; the compiled decoder's walk
+     of the wire; + convention mapping; + assembly into turns), in the same rounds as the whole
+     sidecar; each layer's cost is its row's µs/span less the row above. What the compiled path
+     must leave out of Python to reach a given figure is read off these rows.
 Timings are medians of `--repeat` runs. Nothing here is asserted.
 """
 
@@ -378,6 +383,62 @@ WAL_MODES = {"off": "{enabled: false}", "on": "{enabled: true, fsync: true}",
              "nofsync": "{enabled: true, fsync: false}"}
 
 
+LAYERS = ("receiver", "wire", "mapping", "assembly")
+
+
+async def serve_layer(layer: str, kind: str) -> None:
+    """The shipped receiver with its pipeline cut after `layer`; prints its port, then serves."""
+    from prometheus_client import CollectorRegistry
+
+    from monitor.config import GrpcReceiverSettings, HttpReceiverSettings, TLSSettings
+    from monitor.ingest.grpc_receiver import GrpcReceiver
+    from monitor.ingest.http_receiver import HttpReceiver
+    from monitor.ingest.otlp import Batch
+    from monitor.ingest.telemetry import IngestTelemetry
+
+    shipped = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16, native=True)
+    assembler = TurnAssembler(AssemblySettings(root_grace_s=0, max_traces=100_000,
+                                               max_spans=1_000_000), Metrics())
+
+    class CutDecoder:
+        def decode(self, signal: str, body: bytes, fmt: str) -> Batch:
+            if layer == "receiver":
+                return Batch()
+            if layer == "wire":
+                return Batch(received=shipped.native.traces(bytes(body))[0])  # type: ignore[union-attr]
+            return shipped.decode(signal, body, fmt)  # type: ignore[arg-type]
+
+    class CutSink:
+        def admit(self) -> None: ...
+
+        async def accept(self, batch: Batch, *_: Any) -> None:
+            if layer == "assembly":  # answered after this: no work is left when the sender ends
+                assembler.add(batch.facts)
+                assembler.expire()
+
+    receiver_class, settings = ((GrpcReceiver, GrpcReceiverSettings) if kind == "grpc"
+                                else (HttpReceiver, HttpReceiverSettings))
+    receiver = receiver_class(settings(endpoint="127.0.0.1:0"), TLSSettings(), CutDecoder(),
+                              CutSink(), IngestTelemetry(CollectorRegistry()))  # type: ignore[arg-type]
+    await receiver.start()
+    print(receiver.port, flush=True)
+    await asyncio.Event().wait()
+
+
+def through_layer(layer: str, kind: str, bodies: list[bytes], spans: int) -> float:
+    """Spans per CPU second of serve_layer's process."""
+    server = subprocess.Popen([sys.executable, __file__, "--serve-layer", layer, "--kind", kind],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())  # type: ignore[union-attr]
+        cpu0 = cpu_seconds(server.pid)
+        send(kind, {"grpc": port, "http": port}, bodies)
+        return spans / (cpu_seconds(server.pid) - cpu0)
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+
+
 def through_receiver(kind: str, bodies: list[bytes], spans: int, traces: int, wal: str,
                      decoder_kind: str) -> tuple[float, float, float]:
     """(spans per wall second, spans per sidecar CPU second, sidecar peak RSS MiB): CPU counted
@@ -422,7 +483,14 @@ def main() -> None:
                         help="trace decoders to compare: python (the reference), native")
     parser.add_argument("--collector", metavar="PATH",
                         help="an OpenTelemetry Collector binary to run side by side")
+    parser.add_argument("--layers", action="store_true",
+                        help="the receivers cut after each layer, beside the whole sidecar")
+    parser.add_argument("--serve-layer", choices=LAYERS, help=argparse.SUPPRESS)
+    parser.add_argument("--kind", default="grpc", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_layer:  # through_layer's server process
+        asyncio.run(serve_layer(args.serve_layer, args.kind))
+        return
     wal_modes = args.wal.split(",")
     if not set(wal_modes) <= WAL_MODES.keys():
         parser.error(f"--wal: expected some of {', '.join(WAL_MODES)}")
@@ -474,8 +542,28 @@ def main() -> None:
                                   for i in range(3))
             print(f"  {kind:18} {decoder:>8} {wal:>13} {wall:>10,.0f} {per_cpu:>12,.0f} "
                   f"{rss:>7.0f} MiB")
+    if args.layers:
+        print_layers(proto, spans, args.traces, args.repeat)
     if not args.collector:
         print("\nThe OpenTelemetry Collector beside it: --collector PATH (see the README).")
+
+
+def print_layers(bodies: list[bytes], spans: int, traces: int, repeat: int) -> None:
+    print(f"\n{'cut after each layer':20} {'layer':>16} {'spans/cpu-s':>12} {'µs/span':>8} "
+          f"{'this layer':>11}")
+    rows = [*LAYERS, "the sidecar"]
+    for kind in ("grpc", "http-protobuf"):
+        runs: dict[str, list[float]] = {row: [] for row in rows}
+        for _ in range(repeat):  # interleaved, as above
+            for row in rows:
+                runs[row].append(through_layer(row, kind, bodies, spans) if row in LAYERS else
+                                 through_receiver(kind, bodies, spans, traces, "off", "native")[1])
+        below = 0.0
+        for row in rows:
+            per_cpu = statistics.median(runs[row])
+            micros = 1e6 / per_cpu
+            print(f"  {kind:18} {row:>16} {per_cpu:>12,.0f} {micros:>8.1f} {micros - below:>+11.1f}")
+            below = micros
 
 
 if __name__ == "__main__":
