@@ -112,6 +112,35 @@ def test_wrong_typed_values_are_counted_and_assembly_goes_on(start_sidecar, rece
     _judged_after(sidecar)
 
 
+def test_a_lone_surrogate_escaped_in_json_content_is_replaced_and_its_batch_judged(
+        sidecar: RunningSidecar) -> None:
+    """An assistant that cut an emoji in half: json.dumps writes the lone surrogate as \\ud83d,
+    so the span is valid UTF-8, but the mapper's JSON reader brings the surrogate back. UTF-8
+    cannot encode it: storing the sampled turn raised, and the turns passed on with it in one
+    batch were never judged."""
+    provider = provider_for(sidecar.grpc_endpoint)
+    tracer = provider.get_tracer("cut-emoji")
+    with tracer.start_as_current_span("chat") as span:
+        span.set_attribute("gen_ai.operation.name", "chat")
+        span.set_attribute("gen_ai.input.messages", json.dumps([
+            {"role": "user", "parts": [{"type": "text", "content": "Is the \ud83d plan free?"}]}]))
+        span.set_attribute("gen_ai.output.messages", json.dumps([
+            {"role": "assistant", "parts": [{"type": "text", "content": "Yes \udc4d"}]}]))
+        span.set_attribute("gen_ai.tool.name", "lookup")
+        span.set_attribute("gen_ai.tool.call.arguments", json.dumps({"plan\udfff": "\ud83d"}))
+        cut = format(span.get_span_context().trace_id, "032x")
+    others = [traffic.send(provider, case) for case in traffic.GROUNDED[:3]]
+    provider.shutdown()  # one export: the four turns arrive, and are passed on, together
+    wait_until(lambda: _total(sidecar, "assistant_turns_judged_total") == 4, timeout_s=90,
+               what="the cut-emoji turn and the three sent with it judged")
+    turn = {t.trace_id: t for t in sidecar.turns()}[cut]
+    assert turn.question == "Is the \ufffd plan free?"  # each lone surrogate: U+FFFD
+    assert turn.answer == "Yes \ufffd"
+    assert turn.tool_calls[0].arguments == {"plan\ufffd": "\ufffd"}
+    assert sidecar.metric("assistant_span_mapping_issues_total", reason="lone_surrogate") == 3
+    assert {t.trace_id for t in sidecar.turns()} >= {cut, *others}
+
+
 def test_parser_breaking_bodies_answer_4xx_without_echoing_the_value(sidecar: RunningSidecar
                                                                      ) -> None:
     canary = "CANARY-3b1d"

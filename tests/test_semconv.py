@@ -118,6 +118,23 @@ def test_unknown_and_malformed_input_is_kept_and_counted() -> None:
     assert issues == Counter(malformed_documents=1)
 
 
+def test_only_unpaired_surrogate_escapes_are_mended() -> None:
+    def user_text(content: str) -> tuple[str | None, Counter]:
+        parts = '[{"role": "user", "parts": [{"type": "text", "content": "' + content + '"}]}]'
+        facts, issues = extract({"gen_ai.input.messages": parts})
+        return facts.input_messages[0].content, issues
+
+    assert user_text(r"cut \ud83d here") == ("cut \ufffd here", Counter(lone_surrogate=1))
+    assert user_text(r"a \udc4d low one") == ("a \ufffd low one", Counter(lone_surrogate=1))
+    assert user_text(r"a pair \ud83d\ude00") == ("a pair \U0001f600", Counter())
+    assert user_text(r"escaped \\ud83d") == (r"escaped \ud83d", Counter())  # text, not a code
+
+    facts, issues = extract({"gen_ai.tool.name": "t",
+                             "gen_ai.tool.call.arguments": r'{"k\udfff": ["\ud800", {"x": 1}]}'})
+    assert facts.tool.arguments == {"k\ufffd": ["\ufffd", {"x": 1}]}
+    assert issues == Counter(lone_surrogate=1)
+
+
 def test_tool_requested_but_not_recorded_takes_result_from_the_conversation() -> None:
     first, _ = extract({
         "gen_ai.operation.name": "chat",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping
 from typing import Any
@@ -65,11 +66,57 @@ def _may_nest_deeply(text: str) -> bool:
     return text.count("[") + text.count("{") > MAX_JSON_DEPTH
 
 
+# JSON's escape of a UTF-16 surrogate. An unpaired one (an emoji cut in half, then json.dumps'd)
+# decodes to a lone surrogate, which UTF-8 cannot encode: the store, Kafka and the judges' HTTP
+# would all refuse the turn that carried it.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _mend(text: str) -> str:
+    """Each lone surrogate to U+FFFD; a surrogate pair stays the character it encodes."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _loads(text: str, issues: Counter[str] | None) -> Any:
+    """json.loads (and its errors), lone surrogates mended in every string and key (counted
+    `lone_surrogate` once per value). Iterative: the value may still nest thousands deep."""
+    decoded = json.loads(text)
+    if "\\u" not in text or not _SURROGATE_ESCAPE.search(text):
+        return decoded
+    mended = 0
+    if isinstance(decoded, str) and _mend(decoded) != decoded:
+        decoded, mended = _mend(decoded), 1
+    stack = [decoded]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(_mend(key) != key for key in item):  # JSON keys are strings
+                rebuilt = {_mend(key): value for key, value in item.items()}  # order kept
+                item.clear()
+                item.update(rebuilt)
+                mended = 1
+            slots: list[tuple[Any, Any]] = list(item.items())
+        elif isinstance(item, list):
+            slots = list(enumerate(item))
+        else:
+            continue
+        for slot, child in slots:
+            if isinstance(child, str):
+                fixed = _mend(child)
+                if fixed != child:
+                    item[slot], mended = fixed, 1
+            else:
+                stack.append(child)
+    if mended and issues is not None:
+        issues["lone_surrogate"] += 1
+    return decoded
+
+
 def _json(value: Any, issues: Counter[str], reason: str) -> Any:
     """Decode a JSON-encoded attribute; structured values pass through; garbage is counted."""
     if isinstance(value, str):
         try:
-            decoded = json.loads(value)
+            decoded = _loads(value, issues)
         except (ValueError, RecursionError):
             issues[reason] += 1
             return None
@@ -103,7 +150,7 @@ def _maybe_json(value: Any, issues: Counter[str] | None = None) -> Any:
     (pydantic, the store, the judges) has to survive them."""
     if isinstance(value, str):
         try:
-            decoded = json.loads(value)
+            decoded = _loads(value, issues)
         except (ValueError, RecursionError):
             return value
         if isinstance(decoded, (Mapping, list)) and _may_nest_deeply(value) and _too_deep(decoded):
