@@ -189,6 +189,7 @@ class TurnPipeline:
         except Exception as exc:  # a failing stage must not stop the pipeline
             # Only the type: an exception's text may quote trace content.
             log.error("downstream stage failed on %d turns: %s", len(turns), type(exc).__name__)
+            self.metrics.turns_lost.inc(len(turns))
             if self.wal is not None:  # nor pin the log for ever
                 for trace_id in trace_ids:
                     self.wal.settle(trace_id)

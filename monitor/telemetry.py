@@ -28,6 +28,10 @@ class Metrics(IngestTelemetry, AssemblyTelemetry, SamplingTelemetry, JudgeTeleme
         # the sidecar's own: its turn queue and supervised background tasks
         self.queue_depth = Gauge(
             "assistant_queue_depth", "Items waiting in a stage's queue.", ["stage"], registry=r)
+        self.turns_lost = Counter(
+            "assistant_turns_lost", "Turns passed on together to a stage (sampling, the judge "
+            "queue) that failed on them: logged by exception type; not judged (0 expected).",
+            registry=r)
         self.task_failures = Counter(
             "assistant_background_task_failures", "Background tasks (assembly-tick, turn-pump, "
             "retention) that failed and were restarted, by task.", ["task"], registry=r)

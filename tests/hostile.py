@@ -271,7 +271,8 @@ def _hostile(rng: random.Random) -> Any:
         lambda: rng.choice([float("inf"), float("-inf"), float("nan"), 1e308, -0.0]),
         lambda: rng.choice(["5", "Infinity", "NaN", "", "-1", "1e999", "0x10", "9" * 5000]),
         lambda: rng.choice([True, False, None, [], {}, [1, "a", None], {"a": {"b": [1]}}]),
-        lambda: rng.choice(["\ud800", "x\udfffy", "\u0000", "\u00b2", "\U0001f600" * 3]),
+        lambda: rng.choice(["\ud800", "x\udfffy", "\u0000", "\u00b2", "\U0001f600" * 3,
+                            '[{"role": "user", "content": "\\ud83d", "k\\udfff": 1}]']),
         lambda: "A" * rng.choice([1, 100, 70_000]),
         lambda: _DEEP_MARK + str(rng.choice([40, 500, 3000])),  # nesting, spliced in as text
         lambda: "[" * 3000 + "]" * 3000,  # deep JSON inside a string attribute

@@ -63,6 +63,7 @@ def test_fuzzed_requests_get_2xx_4xx_and_assembly_goes_on(start_sidecar) -> None
         assert sidecar.metric("assistant_receiver_requests_total", receiver=receiver,
                               signal="traces", outcome="internal_error") == 0
     assert _total(sidecar, "assistant_background_task_failures_total") == 0
+    assert _total(sidecar, "assistant_turns_lost_total") == 0
     assert _ready(sidecar)
     _judged_after(sidecar)
     assert rss_mib() - rss_before < RSS_GROWTH_LIMIT_MIB

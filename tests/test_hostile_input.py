@@ -139,6 +139,33 @@ def test_a_lone_surrogate_escaped_in_json_content_is_replaced_and_its_batch_judg
     assert turn.tool_calls[0].arguments == {"plan\ufffd": "\ufffd"}
     assert sidecar.metric("assistant_span_mapping_issues_total", reason="lone_surrogate") == 3
     assert {t.trace_id for t in sidecar.turns()} >= {cut, *others}
+    assert sidecar.metric("assistant_turns_lost_total") == 0
+
+
+def test_turns_a_failing_stage_loses_are_counted_and_the_pipeline_goes_on(
+        start_sidecar, caplog: pytest.LogCaptureFixture) -> None:
+    class FailsOnFirstBatch:  # fault injection: a stage that raises, quoting content
+        def __init__(self) -> None:
+            self.batches: list[int] = []
+
+        async def consume(self, turns: list[Any]) -> None:
+            self.batches.append(len(turns))
+            if len(self.batches) == 1:
+                raise ValueError(f"cannot take {turns[0].question} CANARY-4b1c")
+
+    stage = FailsOnFirstBatch()
+    sidecar = start_sidecar(downstream=stage)
+    provider = provider_for(sidecar.grpc_endpoint)
+    traffic.send(provider, traffic.GROUNDED[0])
+    provider.force_flush()
+    wait_until(lambda: sidecar.metric("assistant_turns_lost_total") == 1, what="a lost turn")
+    traffic.send(provider, traffic.GROUNDED[1])
+    provider.shutdown()
+    wait_until(lambda: len(stage.batches) == 2, what="the next turn passed on")
+    assert sidecar.metric("assistant_turns_lost_total") == 1
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "downstream stage failed on 1 turns: ValueError" in logged
+    assert "CANARY" not in logged
 
 
 def test_parser_breaking_bodies_answer_4xx_without_echoing_the_value(sidecar: RunningSidecar
