@@ -1,6 +1,6 @@
 """Fuzz soak: many seeded mutations of real OTLP payloads against a sidecar process.
 
-    python bench/fuzz_soak.py [--inputs 100000] [--grpc-share 0.3] [--seed 1]
+    python bench/fuzz_soak.py [--inputs 100000] [--grpc-share 0.3] [--seed 1] [--keep-all]
 
 The mutator is tests/hostile.py's (the CI fuzz test runs it for ~40 s). A sidecar runs as its
 own process, as an operator runs it; inputs go one at a time over one HTTP keep-alive
@@ -74,6 +74,9 @@ def main() -> None:
     parser.add_argument("--inputs", type=int, default=100_000)
     parser.add_argument("--grpc-share", type=float, default=0.3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keep-all", action="store_true",
+                        help="every request's traces under new ids, each turn sampled (stored "
+                        "and judged), not only shop-bot's")
     args = parser.parse_args()
 
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
@@ -86,8 +89,10 @@ def main() -> None:
             f"  http: {{endpoint: '127.0.0.1:{ports['http']}'}}\n"
             f"admin: {{endpoint: '127.0.0.1:{ports['admin']}'}}\n"
             "assembly: {root_grace_s: 0.2}\n"
-            # Fuzzed turns are assembled, not judged; the final "shop-bot" trace is.
-            "sampling: {default_rate: 0.0, service_rates: {shop-bot: 1.0}, always_keep: []}\n"
+            # Fuzzed turns are assembled, not judged (unless --keep-all); the final "shop-bot"
+            # trace is.
+            f"sampling: {{default_rate: {1.0 if args.keep_all else 0.0}, "
+            "service_rates: {shop-bot: 1.0}, always_keep: []}\n"
             f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n")
         log = (Path(tmp) / "sidecar.log").open("w")
         sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
@@ -102,7 +107,7 @@ def main() -> None:
                     if time.monotonic() > deadline or sidecar.poll() is not None:
                         raise
                     time.sleep(0.2)
-            fuzz = Mutator(args.seed)
+            fuzz = Mutator(args.seed, fresh_trace_ids=args.keep_all)
             http = HttpSender("127.0.0.1", ports["http"])
             grpc_send = GrpcSender(f"127.0.0.1:{ports['grpc']}")
             answers: Counter[str] = Counter()
@@ -156,7 +161,10 @@ def main() -> None:
                   ", internal_error "
                   f"{metric_sum(metrics, 'assistant_receiver_requests_total', outcome='internal_error'):.0f}"
                   ", background task failures "
-                  f"{metric_sum(metrics, 'assistant_background_task_failures_total'):.0f}")
+                  f"{metric_sum(metrics, 'assistant_background_task_failures_total'):.0f}"
+                  f", turns lost {metric_sum(metrics, 'assistant_turns_lost_total'):.0f}")
+            print(f"turns assembled {metric_sum(metrics, 'assistant_turns_received_total'):.0f}, "
+                  f"sampled {metric_sum(metrics, 'assistant_turns_sampled_total'):.0f}")
             print(f"valid trace after the soak judged: {'yes' if judged else 'NO'}")
         finally:
             sidecar.terminate()

@@ -396,8 +396,11 @@ _ENCODINGS = ["gzip", "gzip-lying", "gzip-truncated", "br", "zstd", "compress", 
 class Mutator:
     """Seeded, so a failing input can be regenerated from (seed, index)."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, fresh_trace_ids: bool = False) -> None:
+        """`fresh_trace_ids`: each request's traces get new ids, so each becomes a turn of its
+        own (the seeds' ids repeat: most spans would be merged into, or late for, one turn)."""
         self.rng = random.Random(seed)
+        self.ids = random.Random(seed) if fresh_trace_ids else None  # apart: same mutations
         self.seeds = {"traces": seed_requests()}
         span = self.seeds["traces"][0].resource_spans[0].scope_spans[0].spans[0]
         self.seeds["logs"] = [log_request(span.trace_id, span.span_id)]
@@ -405,10 +408,25 @@ class Mutator:
                            for signal, seeds in self.seeds.items()}
 
     def protobuf(self, signal: str = "traces") -> bytes:
-        return _mutate_proto(self.rng.choice(self.seeds[signal]), self.rng)
+        request = self.rng.choice(self.seeds[signal])
+        if self.ids is not None and signal == "traces":
+            request = copy.deepcopy(request)
+            fresh: dict[bytes, bytes] = {}
+            for rs in request.resource_spans:
+                for ss in rs.scope_spans:
+                    for span in ss.spans:
+                        span.trace_id = fresh.setdefault(span.trace_id, self.ids.randbytes(16))
+        return _mutate_proto(request, self.rng)
 
     def json(self, signal: str = "traces") -> bytes:
         data = copy.deepcopy(self.rng.choice(self.json_seeds[signal]))
+        if self.ids is not None and signal == "traces":
+            fresh: dict[str, str] = {}
+            for rs in data.get("resourceSpans", []):
+                for ss in rs.get("scopeSpans", []):
+                    for span in ss.get("spans", []):
+                        span["traceId"] = fresh.setdefault(span["traceId"],
+                                                           self.ids.randbytes(16).hex())
         _mutate_tree(data, self.rng)
         return _dumps(data).encode()
 
