@@ -133,6 +133,8 @@ def test_only_unpaired_surrogate_escapes_are_mended() -> None:
                              "gen_ai.tool.call.arguments": r'{"k\udfff": ["\ud800", {"x": 1}]}'})
     assert facts.tool.arguments == {"k\ufffd": ["\ufffd", {"x": 1}]}
     assert issues == Counter(lone_surrogate=1)
+    facts, issues = extract({"gen_ai.tool.name": "t", "gen_ai.tool.call.arguments": r'"\ud800"'})
+    assert (facts.tool.arguments, issues) == ("\ufffd", Counter(lone_surrogate=1))
 
 
 def test_tool_requested_but_not_recorded_takes_result_from_the_conversation() -> None:

@@ -83,9 +83,12 @@ def _loads(text: str, issues: Counter[str] | None) -> Any:
     decoded = json.loads(text)
     if "\\u" not in text or not _SURROGATE_ESCAPE.search(text):
         return decoded
-    mended = 0
-    if isinstance(decoded, str) and _mend(decoded) != decoded:
-        decoded, mended = _mend(decoded), 1
+    if isinstance(decoded, str):
+        fixed = _mend(decoded)
+        if fixed != decoded and issues is not None:
+            issues["lone_surrogate"] += 1
+        return fixed
+    mended = False
     stack = [decoded]
     while stack:
         item = stack.pop()
@@ -94,7 +97,7 @@ def _loads(text: str, issues: Counter[str] | None) -> Any:
                 rebuilt = {_mend(key): value for key, value in item.items()}  # order kept
                 item.clear()
                 item.update(rebuilt)
-                mended = 1
+                mended = True
             slots: list[tuple[Any, Any]] = list(item.items())
         elif isinstance(item, list):
             slots = list(enumerate(item))
@@ -104,7 +107,7 @@ def _loads(text: str, issues: Counter[str] | None) -> Any:
             if isinstance(child, str):
                 fixed = _mend(child)
                 if fixed != child:
-                    item[slot], mended = fixed, 1
+                    item[slot], mended = fixed, True
             else:
                 stack.append(child)
     if mended and issues is not None:
