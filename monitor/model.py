@@ -17,6 +17,13 @@ from pydantic import BaseModel, Field
 SpanRole = Literal["llm", "retrieval", "tool", "agent", "chain", "other"]
 
 
+def utf8_text(text: str) -> str:
+    """`text` as UTF-8 can encode it: each lone surrogate (JSON's unpaired \\ud83d escape decodes
+    to one; SQLite, Kafka and HTTP bodies refuse it) becomes U+FFFD, a surrogate pair the
+    character it encodes."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class RetrievedDocument(BaseModel):
     id: str | None = None
     content: str | None = None

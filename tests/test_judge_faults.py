@@ -102,6 +102,67 @@ async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_o
             await sidecar.stop()
 
 
+async def test_a_judge_reply_with_a_cut_emoji_is_stored_mended_and_judging_goes_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A model that stops mid-emoji: its reasoning holds a lone surrogate, which the server's
+    JSON escapes (\\ud83d) and the client decodes back. SQLite could not store that verdict: the
+    judge worker died with it (its exception, quoting the reasoning, logged by asyncio) and
+    every turn after it waited for ever."""
+    def script(request: dict[str, Any]) -> Reply:
+        reply = judge_model(request)
+        reply.content = (reply.content or "").replace('"reasoning": "', '"reasoning": "\ud83d ')
+        return reply
+
+    with ScriptedOpenAIServer(script) as server:
+        settings = LLMJudgingSettings(endpoints=[{"name": "cut", "base_url": server.base_url,
+                                                  "model": "judge-model", "max_retries": 0}])
+        store = Store(tmp_path / "s.db")
+        for n in range(3):
+            store.enqueue(numbered_turn(n), "rate", 1.0)
+        stage = stage_for(store, LLMJudge(settings.endpoints[0], settings,
+                                          Metrics(CollectorRegistry())), workers=1)
+        await stage.start()
+        try:
+            await until(lambda: len(store.turns(state="judged", limit=4)) == 3, timeout_s=60)
+        finally:
+            await stage.stop()
+    verdicts = store.show(numbered_turn(0).trace_id)["verdicts"]
+    assert any(v["rationale"].startswith("\ufffd ") for v in verdicts)
+    assert "\ud83d" not in caplog.text and "Shares the question" not in caplog.text
+
+
+async def test_a_judge_worker_outlives_verdicts_the_store_refuses(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    class Unstorable:  # fault injection: its first verdict cannot be written (UTF-8)
+        name = "unstorable"
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        async def judge(self, turn: AssistantTurn) -> JudgeResult:
+            self.calls += 1
+            rationale = "\ud800 CANARY-77e1" if self.calls == 1 else "fine"
+            return JudgeResult(self.name, [Verdict("completeness", label="complete",
+                                                   rationale=rationale)])
+
+    store = Store(tmp_path / "s.db")
+    for n in range(3):
+        store.enqueue(numbered_turn(n), "rate", 1.0)
+    metrics = Metrics(CollectorRegistry())
+    stage = stage_for(store, Unstorable(), metrics, workers=1, max_attempts=1)
+    await stage.start()
+    try:
+        await until(lambda: store.backlog() == 0, timeout_s=30)
+    finally:
+        await stage.stop()
+    assert len(store.turns(state="judged", limit=4)) == 2
+    assert [t["error"] for t in store.turns(state="failed", limit=4)] == ["UnicodeEncodeError"]
+    assert metrics.registry.get_sample_value("assistant_turns_dropped_total",
+                                             {"reason": "judge_failed"}) == 1
+    assert "judging a turn failed: UnicodeEncodeError" in caplog.text
+    assert "CANARY" not in caplog.text
+
+
 class Recording:
     """A judge that records what it was given and answers at once."""
 

@@ -21,12 +21,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from monitor.model import utf8_text
+
 
 def clean(text: str, max_chars: int | None = None) -> str:
     """Text the engine can take: valid UTF-8, no NUL, at most `max_chars` characters."""
     text = text[:max_chars] if max_chars else text
-    # UTF-16 round trip: a surrogate pair becomes its character, a lone surrogate U+FFFD
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").replace("\x00", "")
+    return utf8_text(text).replace("\x00", "")
 
 
 class Embedder:

@@ -38,7 +38,7 @@ from monitor.judges.fusion import evaluator_scores, fusion_block
 from monitor.judges.prompts import PROMPTS, ParseError, Prompt, parse
 from monitor.judges.redact import Redactor
 from monitor.judges.telemetry import JudgeTelemetry
-from monitor.model import AssistantTurn
+from monitor.model import AssistantTurn, utf8_text
 from monitor.verdict import Agreement, CallLabel, ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
 
 
@@ -154,9 +154,10 @@ class Endpoint:
         if getattr(response, "usage", None) is not None:
             usage.input_tokens += response.usage.prompt_tokens
             usage.output_tokens += response.usage.completion_tokens
-        # A body that is no completion reads as an empty reply: invalid, like any garbage.
+        # A body that is no completion reads as an empty reply: invalid, like any garbage. A
+        # model that stops mid-emoji sends a lone surrogate, which the store could not write.
         choices = getattr(response, "choices", None) or [None]
-        return getattr(getattr(choices[0], "message", None), "content", None) or ""
+        return utf8_text(getattr(getattr(choices[0], "message", None), "content", None) or "")
 
 
 class VerdictCache:

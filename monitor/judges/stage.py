@@ -168,6 +168,11 @@ class JudgeStage:
             except asyncio.CancelledError:  # stopped mid-judgement: judged after restart
                 await self.store.release(claimed.trace_id, retry_at=0.0)
                 raise
+            except Exception as exc:  # noqa: BLE001 - say, verdicts the store refused: the
+                # worker lives on and the turn is retried, then failed, never left `judging`.
+                # The type only: an exception's text may quote trace content.
+                log.error("judging a turn failed: %s", type(exc).__name__)
+                await self._retry_or_fail(claimed, type(exc).__name__)
             finally:
                 self._busy -= 1
             self.metrics.judge_backlog.set(self.store.backlog())

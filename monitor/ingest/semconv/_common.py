@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from monitor.model import SpanFacts, SpanRole
+from monitor.model import SpanFacts, SpanRole, utf8_text
 
 try:  # native/: the compiled trace decoder, and `_indexed` compiled
     import assistant_monitor_native as _compiled
@@ -72,11 +72,6 @@ def _may_nest_deeply(text: str) -> bool:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _mend(text: str) -> str:
-    """Each lone surrogate to U+FFFD; a surrogate pair stays the character it encodes."""
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
 def _loads(text: str, issues: Counter[str] | None) -> Any:
     """json.loads (and its errors), lone surrogates mended in every string and key (counted
     `lone_surrogate` once per value). Iterative: the value may still nest thousands deep."""
@@ -84,7 +79,7 @@ def _loads(text: str, issues: Counter[str] | None) -> Any:
     if "\\u" not in text or not _SURROGATE_ESCAPE.search(text):
         return decoded
     if isinstance(decoded, str):
-        fixed = _mend(decoded)
+        fixed = utf8_text(decoded)
         if fixed != decoded and issues is not None:
             issues["lone_surrogate"] += 1
         return fixed
@@ -93,8 +88,8 @@ def _loads(text: str, issues: Counter[str] | None) -> Any:
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            if any(_mend(key) != key for key in item):  # JSON keys are strings
-                rebuilt = {_mend(key): value for key, value in item.items()}  # order kept
+            if any(utf8_text(key) != key for key in item):  # JSON keys are strings
+                rebuilt = {utf8_text(key): value for key, value in item.items()}  # order kept
                 item.clear()
                 item.update(rebuilt)
                 mended = True
@@ -105,7 +100,7 @@ def _loads(text: str, issues: Counter[str] | None) -> Any:
             continue
         for slot, child in slots:
             if isinstance(child, str):
-                fixed = _mend(child)
+                fixed = utf8_text(child)
                 if fixed != child:
                     item[slot], mended = fixed, True
             else:
