@@ -1,7 +1,7 @@
 """Ingest throughput: spans per second per core through decode + mapping + assembly.
 
     python bench/ingest.py [--traces 4000] [--batch 100] [--wal off,on,nofsync]
-                           [--decoders python,native] [--collector PATH]
+                           [--decoders python,native] [--collector PATH] [--layers]
 
 A realistic RAG trace mix (root, retrieval with 5 documents, two LLM calls, a tool call; about
 10 attributes a span; a third each in GenAI, OpenInference and OpenLLMetry conventions), sent as
