@@ -36,7 +36,7 @@ from monitor.contract import QUALITIES, QUALITY, Quality
 from monitor.emit.intervals import WeightedSums, wilson
 from monitor.judges.base import Judge
 from monitor.judges.tool_match import ToolCallScores
-from monitor.model import AssistantTurn, RetrievedDocument, ToolCall
+from monitor.model import AssistantTurn, RetrievedDocument, ToolCall, utf8_value
 from monitor.verdict import JudgeResult
 
 # Metrics where a lower value is better (the gates turn them around).
@@ -63,7 +63,7 @@ def load_dataset(path: Path) -> list[Case]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row, _ = utf8_value(json.loads(line))  # an unpaired \ud83d: U+FFFD, as in ingest
             turn = AssistantTurn(
                 trace_id=f"{number:032x}", service="eval", question=row.get("question"),
                 answer=row.get("answer"),

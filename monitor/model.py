@@ -24,6 +24,37 @@ def utf8_text(text: str) -> str:
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+def utf8_value(value: Any) -> tuple[Any, bool]:
+    """A decoded JSON value with `utf8_text` applied to every string and key (in place where it
+    can be, key order kept), and whether anything changed. Iterative: it may nest deeply."""
+    if isinstance(value, str):
+        fixed = utf8_text(value)
+        return fixed, fixed != value
+    changed = False
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(utf8_text(key) != key for key in item):  # JSON keys are strings
+                rebuilt = {utf8_text(key): child for key, child in item.items()}
+                item.clear()
+                item.update(rebuilt)
+                changed = True
+            slots: list[tuple[Any, Any]] = list(item.items())
+        elif isinstance(item, list):
+            slots = list(enumerate(item))
+        else:
+            continue
+        for slot, child in slots:
+            if isinstance(child, str):
+                fixed = utf8_text(child)
+                if fixed != child:
+                    item[slot], changed = fixed, True
+            else:
+                stack.append(child)
+    return value, changed
+
+
 class RetrievedDocument(BaseModel):
     id: str | None = None
     content: str | None = None

@@ -82,3 +82,21 @@ def test_eval_names_a_bad_dataset_line(tmp_path: Path) -> None:
     path.write_text('{"question": "q", "answer": "a"}\n{"question": "q", "tool_calls": 5}\n')
     done = run_eval(tmp_path, "--dataset", str(path))
     assert done.returncode == 2 and "broken.jsonl:2" in done.stderr
+
+
+def test_eval_judges_a_golden_line_with_a_cut_emoji(tmp_path: Path) -> None:
+    """An unpaired surrogate escape in a golden line (\\ud83d: an emoji cut in half) decoded to
+    text the LLM judge's request could not encode; it is read as U+FFFD, as ingest reads it."""
+    case = traffic.GROUNDED[0]
+    path = tmp_path / "cut.jsonl"
+    path.write_text(json.dumps({"question": f"{case.question} \ud83d", "answer": case.answer,
+                                "documents": [{"content": d} for d in case.documents]}) + "\n")
+    assert "\\ud83d" in path.read_text()
+    with ScriptedOpenAIServer(judge_model) as server:
+        config = tmp_path / "eval.yaml"
+        config.write_text(f"judging:\n  llm:\n    endpoints:\n      - {{name: judge, base_url: "
+                          f"'{server.base_url}', model: m, max_retries: 0}}\n")
+        done = run_eval(tmp_path, "--dataset", str(path), "--config", str(config), "--out", "out")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "out/report.json").read_text())
+    assert report["turns"] == 1 and report["metrics"]["groundedness"] == 1.0

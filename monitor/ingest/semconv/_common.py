@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from monitor.model import SpanFacts, SpanRole, utf8_text
+from monitor.model import SpanFacts, SpanRole, utf8_value
 
 try:  # native/: the compiled trace decoder, and `_indexed` compiled
     import assistant_monitor_native as _compiled
@@ -74,37 +74,11 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 def _loads(text: str, issues: Counter[str] | None) -> Any:
     """json.loads (and its errors), lone surrogates mended in every string and key (counted
-    `lone_surrogate` once per value). Iterative: the value may still nest thousands deep."""
+    `lone_surrogate` once per value)."""
     decoded = json.loads(text)
     if "\\u" not in text or not _SURROGATE_ESCAPE.search(text):
         return decoded
-    if isinstance(decoded, str):
-        fixed = utf8_text(decoded)
-        if fixed != decoded and issues is not None:
-            issues["lone_surrogate"] += 1
-        return fixed
-    mended = False
-    stack = [decoded]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if any(utf8_text(key) != key for key in item):  # JSON keys are strings
-                rebuilt = {utf8_text(key): value for key, value in item.items()}  # order kept
-                item.clear()
-                item.update(rebuilt)
-                mended = True
-            slots: list[tuple[Any, Any]] = list(item.items())
-        elif isinstance(item, list):
-            slots = list(enumerate(item))
-        else:
-            continue
-        for slot, child in slots:
-            if isinstance(child, str):
-                fixed = utf8_text(child)
-                if fixed != child:
-                    item[slot], mended = fixed, True
-            else:
-                stack.append(child)
+    decoded, mended = utf8_value(decoded)
     if mended and issues is not None:
         issues["lone_surrogate"] += 1
     return decoded
