@@ -404,29 +404,25 @@ class Mutator:
         self.seeds = {"traces": seed_requests()}
         span = self.seeds["traces"][0].resource_spans[0].scope_spans[0].spans[0]
         self.seeds["logs"] = [log_request(span.trace_id, span.span_id)]
-        self.json_seeds = {signal: [to_otlp_json(s) for s in seeds]
-                           for signal, seeds in self.seeds.items()}
+
+    def _seed(self, signal: str) -> Message:
+        """A seed request; with fresh trace ids, a copy under new ones."""
+        request = self.rng.choice(self.seeds[signal])
+        if self.ids is None or signal != "traces":
+            return request
+        request = copy.deepcopy(request)
+        fresh: dict[bytes, bytes] = {}
+        for rs in request.resource_spans:
+            for ss in rs.scope_spans:
+                for span in ss.spans:
+                    span.trace_id = fresh.setdefault(span.trace_id, self.ids.randbytes(16))
+        return request
 
     def protobuf(self, signal: str = "traces") -> bytes:
-        request = self.rng.choice(self.seeds[signal])
-        if self.ids is not None and signal == "traces":
-            request = copy.deepcopy(request)
-            fresh: dict[bytes, bytes] = {}
-            for rs in request.resource_spans:
-                for ss in rs.scope_spans:
-                    for span in ss.spans:
-                        span.trace_id = fresh.setdefault(span.trace_id, self.ids.randbytes(16))
-        return _mutate_proto(request, self.rng)
+        return _mutate_proto(self._seed(signal), self.rng)
 
     def json(self, signal: str = "traces") -> bytes:
-        data = copy.deepcopy(self.rng.choice(self.json_seeds[signal]))
-        if self.ids is not None and signal == "traces":
-            fresh: dict[str, str] = {}
-            for rs in data.get("resourceSpans", []):
-                for ss in rs.get("scopeSpans", []):
-                    for span in ss.get("spans", []):
-                        span["traceId"] = fresh.setdefault(span["traceId"],
-                                                           self.ids.randbytes(16).hex())
+        data = to_otlp_json(self._seed(signal))
         _mutate_tree(data, self.rng)
         return _dumps(data).encode()
 

@@ -66,9 +66,7 @@ def _may_nest_deeply(text: str) -> bool:
     return text.count("[") + text.count("{") > MAX_JSON_DEPTH
 
 
-# JSON's escape of a UTF-16 surrogate. An unpaired one (an emoji cut in half, then json.dumps'd)
-# decodes to a lone surrogate, which UTF-8 cannot encode: the store, Kafka and the judges' HTTP
-# would all refuse the turn that carried it.
+# JSON's escape of a UTF-16 surrogate: only text holding one can decode to a lone surrogate.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
