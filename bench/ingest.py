@@ -390,12 +390,14 @@ async def serve_layer(layer: str, kind: str) -> None:
     """The shipped receiver with its pipeline cut after `layer`; prints its port, then serves."""
     from prometheus_client import CollectorRegistry
 
+    from monitor.app import tune_gc
     from monitor.config import GrpcReceiverSettings, HttpReceiverSettings, TLSSettings
     from monitor.ingest.grpc_receiver import GrpcReceiver
     from monitor.ingest.http_receiver import HttpReceiver
     from monitor.ingest.otlp import Batch
     from monitor.ingest.telemetry import IngestTelemetry
 
+    tune_gc()  # as `assistant-monitor run` does: the layers add up to the whole sidecar
     shipped = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16, native=True)
     assembler = TurnAssembler(AssemblySettings(root_grace_s=0, max_traces=100_000,
                                                max_spans=1_000_000), Metrics())

@@ -55,9 +55,10 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 async def _run(settings: Settings, demo: bool, config: str | None = None) -> None:
-    from monitor.app import Sidecar  # imported late: check-config and turns stay light
+    from monitor.app import Sidecar, tune_gc  # imported late: check-config and turns stay light
     from monitor.console import StatusReporter, pointers
 
+    tune_gc()
     sidecar = Sidecar(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -208,10 +209,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 async def _replay(settings: Settings, path: Path) -> int:
-    from monitor.app import Sidecar
+    from monitor.app import Sidecar, tune_gc
     from monitor.errors import PermanentError
     from monitor.replay import read_requests
 
+    tune_gc()
     sidecar = Sidecar(settings)
     await sidecar.start()
     requests = rejected = 0
