@@ -101,8 +101,11 @@ def test_kill_9_while_turns_are_queued_loses_none_and_judges_none_twice(tmp_path
     store = sidecar.store_path
     wait_until(lambda: _count(store, "SELECT count(*) FROM turns") == len(sent),
                what="every turn persisted")
-    wait_until(lambda: _count(store, "SELECT count(*) FROM turns WHERE state = 'judged'") >= 3,
-               what="a few judged")
+    # Killed while a turn is claimed (the worker holds one while its rate limiter waits): the
+    # restart must find that turn and judge it again. Killed between two claims, it would not.
+    wait_until(lambda: _count(store, "SELECT count(*) FROM turns WHERE state = 'judged'") >= 3
+               and _count(store, "SELECT count(*) FROM turns WHERE state = 'judging'") >= 1,
+               what="a few judged, one being judged")
     sidecar.kill()
     judged_before = _count(store, "SELECT count(*) FROM turns WHERE state = 'judged'")
     assert judged_before < len(sent), "the kill must land while turns are still queued"
