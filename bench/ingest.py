@@ -7,7 +7,7 @@ A realistic RAG trace mix (root, retrieval with 5 documents, two LLM calls, a to
 10 attributes a span; a third each in GenAI, OpenInference and OpenLLMetry conventions), sent as
 export requests of `--batch` traces. Prints, side by side:
   0. the floors: upb's protobuf parse alone (no field read), and the compiled decoder alone
-     (wire to Python dicts, no mapping);
+     (wire to mapped SpanFacts, no assembly);
   1. in-process: decode + map + assemble, per encoding and per trace decoder (`--decoders`:
      the Python reference, the compiled one of native/; one core: Python runs one thread here);
   2. through the receivers: a client process sends to a sidecar process over loopback (gRPC,
@@ -21,8 +21,8 @@ export requests of `--batch` traces. Prints, side by side:
      traces as the sidecar does. A server's CPU is counted until it has done all the work sent:
      the sidecar has assembled every turn, the Collector's processor has passed every span on;
   3. with `--layers`, where the sidecar's CPU goes: the shipped receivers (gRPC, HTTP protobuf)
-     serving a pipeline cut short after one layer (nothing read; the compiled decoder's walk
-     of the wire; + convention mapping; + assembly into turns), in the same rounds as the whole
+     serving a pipeline cut short after one layer (nothing read; the compiled decoding and
+     convention mapping into SpanFacts; + assembly into turns), in the same rounds as the whole
      sidecar; each layer's cost is its row's µs/span less the row above. What the compiled path
      must leave out of Python to reach a given figure is read off these rows.
 Timings are medians of `--repeat` runs. Nothing here is asserted.
@@ -54,7 +54,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from monitor.assemble import TurnAssembler  # noqa: E402
 from monitor.config import AssemblySettings  # noqa: E402
 from monitor.ingest.otlp import DECODER_ENV, OtlpDecoder  # noqa: E402
-from monitor.ingest.semconv._common import use_compiled  # noqa: E402
 from monitor.telemetry import Metrics  # noqa: E402
 from tests.waiting import wait_until  # noqa: E402
 
@@ -192,7 +191,7 @@ def raw_parse(bodies: list[bytes]) -> float:
 
 
 def native_only(bodies: list[bytes]) -> float:
-    """Seconds for the compiled decoder alone: wire to Python dicts, no mapping."""
+    """Seconds for the compiled decoder alone: wire to mapped SpanFacts, no assembly."""
     decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16, native=True)
     start = time.perf_counter()
     for body in bodies:
@@ -204,7 +203,6 @@ def in_process(bodies: list[bytes], fmt: str, decoder_kind: str) -> float:
     """Seconds to decode, map and assemble every body (all turns completed)."""
     decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16,
                           native=decoder_kind == "native")
-    use_compiled(decoder_kind == "native")  # the mappers' compiled helper too
     assembler = TurnAssembler(AssemblySettings(root_grace_s=0, max_traces=100_000,
                                                max_spans=1_000_000), Metrics())
     start = time.perf_counter()
@@ -383,7 +381,7 @@ WAL_MODES = {"off": "{enabled: false}", "on": "{enabled: true, fsync: true}",
              "nofsync": "{enabled: true, fsync: false}"}
 
 
-LAYERS = ("receiver", "wire", "mapping", "assembly")
+LAYERS = ("receiver", "decode", "assembly")
 
 
 async def serve_layer(layer: str, kind: str) -> None:
@@ -406,8 +404,6 @@ async def serve_layer(layer: str, kind: str) -> None:
         def decode(self, signal: str, body: bytes, fmt: str) -> Batch:
             if layer == "receiver":
                 return Batch()
-            if layer == "wire":
-                return Batch(received=shipped.native.traces(bytes(body))[0])  # type: ignore[union-attr]
             return shipped.decode(signal, body, fmt)  # type: ignore[arg-type]
 
     class CutSink:
@@ -428,11 +424,11 @@ async def serve_layer(layer: str, kind: str) -> None:
 
 
 def through_layer(layer: str, kind: str, bodies: list[bytes], spans: int) -> float:
-    """Spans per CPU second of serve_layer's process. The layers that assemble nothing get the
-    bodies ten times over: CPU time is read in 10 ms ticks."""
+    """Spans per CPU second of serve_layer's process. The receiver alone gets the bodies ten
+    times over: CPU time is read in 10 ms ticks."""
     server = subprocess.Popen([sys.executable, __file__, "--serve-layer", layer, "--kind", kind],
                               stdout=subprocess.PIPE, text=True)
-    times = 10 if layer in ("receiver", "wire") else 1
+    times = 10 if layer == "receiver" else 1
     try:
         port = int(server.stdout.readline())  # type: ignore[union-attr]
         cpu0 = cpu_seconds(server.pid)
@@ -477,6 +473,9 @@ def through_receiver(kind: str, bodies: list[bytes], spans: int, traces: int, wa
 
 
 def main() -> None:
+    from monitor.app import tune_gc
+
+    tune_gc()  # in process as in the sidecar: `assistant-monitor run` sets it
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=4000)
     parser.add_argument("--batch", type=int, default=100, help="traces per export request")
@@ -515,7 +514,7 @@ def main() -> None:
     print(f"{'in-process (1 core)':28} {'spans/s':>10} {'µs/span':>8}")
     floors = [("raw upb parse (floor)", raw_parse)]
     if "native" in decoders:
-        floors.append(("native decode, no mapping", native_only))
+        floors.append(("compiled decode + mapping", native_only))
     for name, floor in floors:
         seconds = statistics.median(floor(proto) for _ in range(args.repeat))
         print(f"  {name:26} {spans / seconds:>10,.0f} {seconds / spans * 1e6:>8.1f}")

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from monitor.config import AssemblySettings
-from monitor.ingest.semconv._common import _maybe_json
+from monitor.ingest.semconv import compiled
 from monitor.model import AssistantTurn, Message, RetrievedDocument, SpanFacts, ToolCall
 
 
@@ -358,7 +358,7 @@ def _tool_calls(spans: list[SpanFacts], llm_calls: list[SpanFacts],
             if requested.arguments is not None:
                 match.arguments = requested.arguments
             if answered is not None and answered[0] is not None:
-                match.result = _maybe_json(answered[0])  # as the tool returned it
+                match.result = compiled.maybe_json(answered[0])  # as the tool returned it
             continue
         call = requested.model_copy()
         call.result = answered[0] if answered is not None else None

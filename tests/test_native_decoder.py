@@ -20,7 +20,6 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from monitor.errors import PermanentError
 from monitor.ingest.otlp import DECODER_ENV, Batch, OtlpDecoder
-from monitor.ingest.semconv import _common
 from tests import hostile
 
 CORPUS = sorted(Path(__file__).parent.joinpath("fixtures/otlp").glob("*/*.json"))
@@ -34,13 +33,10 @@ SETTINGS = [  # (max_attribute_length, max_value_depth, tenant_id)
 
 
 def outcome(decoder: OtlpDecoder, body: bytes) -> tuple[str, ...]:
-    _common.use_compiled(decoder.native is not None)  # the reference: Python through and through
     try:
         batch: Batch = decoder.decode("traces", body, "proto")
     except PermanentError as exc:
         return ("error", str(exc))
-    finally:
-        _common.use_compiled(True)
     # repr: every field of every fact, NaN equal to NaN, set order as built
     return (repr(batch.facts), str(batch.received), repr(sorted(batch.rejected.items())),
             repr(sorted(batch.issues.items())), repr(batch.messages))
@@ -229,27 +225,13 @@ def test_the_compiled_decoder_knows_every_field_of_the_installed_protos() -> Non
     assert set(assistant_monitor_native.schema()) == declared
 
 
-class Keys(dict):
-    """A dict subclass: iterated as Python iterates it, so left to Python."""
-
-
-INDEXED_CASES = [
-    ({"p.1.a": 1, "p.01.b": 2, "p.0.c": None, "p.0.c.d": [1], "p.x.a": 3, "p.2": 4, "p.3.": 5,
-      "p..a": 6, "p.1234567890.a": 7, "p.123456789.a": 8, "q.0.a": 9, 7: 10, "p.\u00b2.a": 11,
-      "p.\u0663.a": 12, "p.-1.a": 13, "p.+1.a": 14, "p. 1.a": 15, "p.1.a.b.c": 16}, "p."),
-    ({"llm.input_messages.0.message.role": "user", "llm.input_messages.10.message.role": "tool",
-      "llm.input_messages.2.message.contents.0.message_content.text": "hi"}, "llm.input_messages."),
-    ({"p.0.k\ud800": 1, "p.1.a": 2}, "p."),  # a lone surrogate (OTLP/JSON allows it): Python decides
-    (Keys({"p.0.a": 1}), "p."),
-    ({}, "p."),
-    ({"é.0.a": 1, "é.1.b": 2}, "é."),
-]
-
-
-@pytest.mark.parametrize("attrs,prefix", INDEXED_CASES)
-def test_compiled_indexed_unflattens_as_python_does(attrs: dict, prefix: str) -> None:
-    expected = _common._indexed_python(attrs, prefix)
-    assert repr(_common._indexed(attrs, prefix)) == repr(expected)
+def test_indexed_keys_unflatten_by_ascii_index_in_numeric_order() -> None:
+    attrs = {"p.1.a": 1, "p.01.b": 2, "p.0.c": None, "p.0.c.d": [1], "p.x.a": 3, "p.2": 4,
+             "p.3.": 5, "p..a": 6, "p.1234567890.a": 7, "p.123456789.a": 8, "q.0.a": 9,
+             "p.\u00b2.a": 11, "p.\u0663.a": 12, "p.-1.a": 13, "p.+1.a": 14, "p. 1.a": 15,
+             "p.1.a.b.c": 16, "p.10.z": 17}
+    groups, _ = assistant_monitor_native.read("indexed", attrs, "p.")
+    assert groups == [{"c": None, "c.d": [1]}, {"a": 1, "b": 2, "a.b.c": 16}, {"z": 17}, {"a": 8}]
 
 
 def test_malformed_bodies_are_named_not_echoed() -> None:

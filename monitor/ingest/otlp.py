@@ -37,11 +37,13 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from exporters import attributes as A
 from monitor.errors import PermanentError
 from monitor.ingest import semconv
-from monitor.ingest.semconv._common import DECODER_ENV
-from monitor.ingest.semconv._common import _compiled as _native
 from monitor.model import SpanFacts
 
 log = logging.getLogger(__name__)
+
+# "python": decode protobuf in Python (upb), not in native/ (the reference the compiled decoder
+# is tested against, and a way out should it ever misbehave); the rules are the same.
+DECODER_ENV = "ASSISTANT_MONITOR_DECODER"
 
 Format = Literal["proto", "json"]
 Signal = Literal["traces", "logs"]
@@ -186,13 +188,11 @@ class OtlpDecoder:
         self.max_depth = max_value_depth
         self.tenant_id = tenant_id
         if native is None:
-            native = _native is not None and os.environ.get(DECODER_ENV, "") != "python"
-        if native and _native is None:
-            raise RuntimeError("the compiled decoder (assistant-monitor-native) is not installed")
-        self.native = (_native.TraceDecoder(
+            native = os.environ.get(DECODER_ENV, "") != "python"
+        self.native = (semconv.compiled.TraceDecoder(
             max_attribute_length=max_attribute_length, max_value_depth=max_value_depth,
-            tenant_id=tenant_id, service_key=A.SERVICE_NAME, tenant_key=A.TENANT_ID,
-            event_prefixes=list(semconv.INTERESTING_EVENT_PREFIXES)) if native else None)
+            tenant_id=tenant_id, service_key=A.SERVICE_NAME, tenant_key=A.TENANT_ID)
+            if native else None)
 
     def decode(self, signal: Signal, body: bytes, fmt: Format) -> Batch:
         """Parse and map one request body; PermanentError naming what is wrong."""
@@ -289,7 +289,7 @@ class OtlpDecoder:
                         facts.error = span.status.message or "error"
                     try:
                         events = [(e.name, self._attrs(e.attributes, issues)) for e in span.events
-                                  if e.name.startswith(semconv.INTERESTING_EVENT_PREFIXES)]
+                                  if e.name.startswith(semconv.EVENT_PREFIXES)]
                         semconv.extract(facts, self._attrs(span.attributes, issues), events,
                                         issues)
                     except Exception as exc:  # noqa: BLE001  a mapper bug: refuse the span
@@ -301,34 +301,22 @@ class OtlpDecoder:
     def traces_native(self, body: bytes) -> Batch:
         """`traces(parse_traces(body, "proto"))` by the compiled decoder: the same batch."""
         try:
-            received, items, truncated, too_deep = self.native.traces(bytes(body))
+            received, items, issues = self.native.traces(bytes(body))
         except ValueError:
             raise PermanentError("malformed protobuf ExportTraceServiceRequest") from None
         batch = Batch(received=received)
-        issues = batch.issues
-        if truncated:
-            issues["value_truncated"] += truncated
-        if too_deep:
-            issues["value_too_deep"] += too_deep
-        facts_out, extract = batch.facts, semconv.extract
+        for reason, count in issues:
+            batch.issues[reason] += count
+        facts_out = batch.facts
         for item in items:
-            if len(item) != 12:  # a refusal: (reason, span name) or (reason, count, no tenant)
-                if len(item) == 2:
-                    _bad_id(batch, *item)
-                else:
-                    _wrong_tenant(batch, item[1], "spans", None if item[2] else "")
-                continue
-            (trace_id, span_id, parent, service, tenant, name, start, end, is_root, error, attrs,
-             events) = item
-            facts = SpanFacts(span_id=span_id, trace_id=trace_id, parent_span_id=parent,
-                              service=service, tenant=tenant, name=name, start_ns=start,
-                              end_ns=end, is_root=is_root, error=error)
-            try:
-                extract(facts, attrs, events, issues)
-            except Exception as exc:  # noqa: BLE001  a mapper bug: refuse the span
-                _mapping_failed(batch, exc)
-                continue
-            facts_out.append(facts)
+            if item.__class__ is SpanFacts:
+                facts_out.append(item)
+            elif len(item) == 2:
+                _bad_id(batch, *item)
+            elif len(item) == 3:
+                _wrong_tenant(batch, item[1], "spans", None if item[2] else "")
+            else:  # (exception,): the model classes refused a mapped value
+                _mapping_failed(batch, item[0])
         return batch
 
     # -- logs ----------------------------------------------------------------------------------
@@ -348,7 +336,7 @@ class OtlpDecoder:
             if owner is None:
                 continue
             service, tenant = owner
-            fragments: dict[bytes, SpanFacts] = {}
+            fragments: dict[bytes, tuple[SpanFacts, list[semconv.Event]]] = {}
             for sl in rl.scope_logs:
                 for record in sl.log_records:
                     attrs = self._attrs(record.attributes, issues)
@@ -360,15 +348,15 @@ class OtlpDecoder:
                     body = self._value(record.body, 0, issues)
                     if not isinstance(body, dict):
                         body = {"content": body} if body is not None else {}
-                    facts = fragments.get(record.span_id)
-                    if facts is None:
-                        facts = fragments[record.span_id] = SpanFacts(
-                            span_id=record.span_id, trace_id=record.trace_id, service=service,
-                            tenant=tenant, is_log_fragment=True)
+                    if record.span_id not in fragments:
+                        facts = SpanFacts(span_id=record.span_id, trace_id=record.trace_id,
+                                          service=service, tenant=tenant, is_log_fragment=True)
+                        fragments[record.span_id] = (facts, [])
                         batch.facts.append(facts)
-                    try:
-                        if semconv.genai_events([(name, body)], facts, issues):
-                            facts.conventions.add("genai")
-                    except Exception as exc:  # noqa: BLE001  a mapper bug: refuse the record
-                        _mapping_failed(batch, exc)
+                    fragments[record.span_id][1].append((name, body))
+            for facts, events in fragments.values():  # each span's events, read in order
+                try:
+                    semconv.extract_log_events(facts, events, issues)
+                except Exception as exc:  # noqa: BLE001  a bug in the rules: counted
+                    _mapping_failed(batch, exc)
         return batch

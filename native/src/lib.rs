@@ -1,19 +1,26 @@
-//! assistant-monitor's OTLP trace decoder, compiled: ExportTraceServiceRequest bytes in, the
-//! values monitor/ingest/otlp.py maps out. The semantic-convention rules stay in Python
-//! (monitor/ingest/semconv/): this module reads the wire, checks ids, walks attribute values
-//! (truncation, depth limit, bytes as base64) and builds the dicts the mappers read.
+//! assistant-monitor's OTLP trace decoder and semantic-convention rules, compiled.
 //!
-//! `TraceDecoder.traces(body)` returns `(received, items, truncated, too_deep)`; each item, in
-//! request order, is one of
-//!   (trace_id, span_id, parent_span_id, service, tenant, name, start_ns, end_ns, is_root,
-//!    error, attributes, events)                     a span to map (events: [(name, attributes)])
-//!   (reason, span name)                             a span refused for its id
+//! `TraceDecoder.traces(body)` reads an ExportTraceServiceRequest's bytes (wire.rs: no protobuf
+//! objects), checks ids and tenant, walks attribute values (truncation, depth limit, bytes as
+//! base64), maps each span by the convention rules (semconv.rs) and builds its
+//! monitor.model.SpanFacts. It returns `(received, items, issues)`; each item, in request
+//! order, is one of
+//!   a SpanFacts                                      a span, mapped
+//!   (reason, span name)                              a span refused for its id
 //!   ("tenant_mismatch", span count, tenant is None)  a resource's spans refused
-//! and a malformed body raises ValueError (otlp.py words the error, as for its own decoder).
+//!   (exception,)                                     a span the model classes refused (a bug)
+//! and a malformed body raises ValueError (monitor/ingest/otlp.py words the error).
+//! `map_span` and `map_log_events` apply the same rules to values Python decoded (the Python
+//! decoder, OTLP/JSON, log records).
 
+mod json;
+mod readers;
+mod semconv;
+mod value;
 mod wire;
 
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -123,78 +130,73 @@ struct Walk {
     max_depth: usize,
     truncated: u64,
     too_deep: u64,
+    issues: readers::Issues, // what the rules could not read, by reason
 }
 
 impl Walk {
-    /// One AnyValue as Python: strings cut at max_len characters, arrays and kvlists below
-    /// max_depth (None beyond), bytes as base64 text. Counts what it cut or dropped.
-    fn value<'py>(
-        &mut self,
-        py: Python<'py>,
-        pieces: &[&[u8]],
-        depth: usize,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match any_value(pieces) {
-            Any::Unset => py.None().into_bound(py),
+    /// One AnyValue: strings cut at max_len characters, arrays and kvlists below max_depth
+    /// (null beyond), bytes as base64 text. Counts what it cut or dropped.
+    fn value(&mut self, pieces: &[&[u8]], depth: usize) -> value::Value {
+        use value::Value as V;
+        match any_value(pieces) {
+            Any::Unset => V::Null,
             Any::Str(s) => {
                 if s.len() > self.max_len {
                     if let Some((cut, _)) = s.char_indices().nth(self.max_len) {
                         self.truncated += 1;
-                        return Ok(PyString::new(py, &s[..cut]).into_any());
+                        return V::Str(s[..cut].to_string());
                     }
                 }
-                PyString::new(py, s).into_any()
+                V::Str(s.to_string())
             }
-            Any::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
-            Any::Int(n) => n.into_pyobject(py)?.into_any(),
-            Any::StrIndex(n) => n.into_pyobject(py)?.into_any(),
-            Any::Double(x) => x.into_pyobject(py)?.into_any(),
-            Any::Bytes(b) => PyString::new(py, &base64(b)).into_any(),
+            Any::Bool(b) => V::Bool(b),
+            Any::Int(n) => V::Int(n),
+            Any::StrIndex(n) => V::Int(n.into()),
+            Any::Double(x) => V::Float(x),
+            Any::Bytes(b) => V::Str(base64(b)),
             Any::Array(_) | Any::KvList(_) if depth >= self.max_depth => {
                 self.too_deep += 1;
-                py.None().into_bound(py)
+                V::Null
             }
             Any::Array(parts) => {
-                let list = PyList::empty(py);
+                let mut items = Vec::new();
                 for part in parts {
                     for (number, wire, v) in fields(part) {
                         if let (1, LEN, Value::Len(item)) = (number, wire, v) {
-                            list.append(self.value(py, &[item], depth + 1)?)?;
+                            items.push(self.value(&[item], depth + 1));
                         }
                     }
                 }
-                list.into_any()
+                V::List(items)
             }
             Any::KvList(parts) => {
-                let dict = PyDict::new(py);
+                let mut map = value::MapBuilder::default();
                 for part in parts {
                     for (number, wire, v) in fields(part) {
                         if let (1, LEN, Value::Len(kv)) = (number, wire, v) {
                             let (key, value) = key_value(kv);
-                            dict.set_item(key, self.value(py, &value, depth + 1)?)?;
+                            let value = self.value(&value, depth + 1);
+                            map.insert(key.to_string(), value);
                         }
                     }
                 }
-                dict.into_any()
+                V::Map(map.finish())
             }
-        })
+        }
     }
 
-    /// A span's or an event's attributes (`number`: the repeated KeyValue field) as a dict.
-    fn attributes<'py>(
-        &mut self,
-        py: Python<'py>,
-        buf: &[u8],
-        number: u32,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
+    /// A span's or an event's attributes (`number`: the repeated KeyValue field), each key
+    /// once, as a dict holds them.
+    fn attributes(&mut self, buf: &[u8], number: u32) -> Vec<(String, value::Value)> {
+        let mut map = value::MapBuilder::default();
         for (n, wire, v) in fields(buf) {
             if let (true, LEN, Value::Len(kv)) = (n == number, wire, v) {
                 let (key, value) = key_value(kv);
-                dict.set_item(PyString::new(py, key), self.value(py, &value, 0)?)?;
+                let value = self.value(&value, 0);
+                map.insert(key.to_string(), value);
             }
         }
-        Ok(dict)
+        map.finish()
     }
 }
 
@@ -205,20 +207,18 @@ struct TraceDecoder {
     tenant_id: Option<String>,
     service_key: String,
     tenant_key: String,
-    event_prefixes: Vec<String>,
 }
 
 #[pymethods]
 impl TraceDecoder {
     #[new]
-    #[pyo3(signature = (*, max_attribute_length, max_value_depth, tenant_id, service_key, tenant_key, event_prefixes))]
+    #[pyo3(signature = (*, max_attribute_length, max_value_depth, tenant_id, service_key, tenant_key))]
     fn new(
         max_attribute_length: usize,
         max_value_depth: usize,
         tenant_id: Option<String>,
         service_key: String,
         tenant_key: String,
-        event_prefixes: Vec<String>,
     ) -> Self {
         TraceDecoder {
             max_len: max_attribute_length,
@@ -226,7 +226,6 @@ impl TraceDecoder {
             tenant_id,
             service_key,
             tenant_key,
-            event_prefixes,
         }
     }
 
@@ -238,6 +237,7 @@ impl TraceDecoder {
             max_depth: self.max_depth,
             truncated: 0,
             too_deep: 0,
+            issues: readers::Issues::default(),
         };
         let items = PyList::empty(py);
         let mut received: u64 = 0;
@@ -246,7 +246,13 @@ impl TraceDecoder {
                 received += self.resource_spans(py, rs, &mut walk, &items)?;
             }
         }
-        (received, items, walk.truncated, walk.too_deep).into_pyobject(py)
+        let mut issues = walk.issues.0;
+        for (reason, count) in [("value_truncated", walk.truncated), ("value_too_deep", walk.too_deep)] {
+            if count > 0 {
+                issues.push((reason.to_string(), count));
+            }
+        }
+        (received, items, issues).into_pyobject(py)
     }
 }
 
@@ -323,7 +329,7 @@ impl TraceDecoder {
         service: &Bound<'py, PyAny>,
         tenant: &Bound<'py, PyAny>,
         walk: &mut Walk,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let (mut trace_id, mut span_id, mut parent): (&[u8], &[u8], &[u8]) = (b"", b"", b"");
         let mut name = "";
         let (mut start, mut end, mut flags) = (0u64, 0u64, 0u64);
@@ -350,12 +356,12 @@ impl TraceDecoder {
             }
         }
         if trace_id.len() != 16 || trace_id.iter().all(|&b| b == 0) {
-            return ("invalid_trace_id", name).into_pyobject(py);
+            return Ok(("invalid_trace_id", name).into_pyobject(py)?.into_any());
         }
         if span_id.len() != 8 || span_id.iter().all(|&b| b == 0) {
-            return ("invalid_span_id", name).into_pyobject(py);
+            return Ok(("invalid_span_id", name).into_pyobject(py)?.into_any());
         }
-        let events = PyList::empty(py);
+        let mut events: Vec<semconv::Event> = Vec::new();
         for (number, wire, v) in fields(buf) {
             if let (11, LEN, Value::Len(event)) = (number, wire, v) {
                 let mut event_name = "";
@@ -364,16 +370,13 @@ impl TraceDecoder {
                         event_name = as_str(s);
                     }
                 }
-                if self
-                    .event_prefixes
-                    .iter()
-                    .any(|p| event_name.starts_with(p.as_str()))
-                {
-                    events.append((event_name, walk.attributes(py, event, 3)?))?;
+                if semconv::EVENT_PREFIXES.iter().any(|p| event_name.starts_with(p)) {
+                    events.push((event_name.to_string(), walk.attributes(event, 3)));
                 }
             }
         }
-        let attributes = walk.attributes(py, buf, 9)?;
+        let attributes = walk.attributes(buf, 9);
+        let facts = semconv::extract(&attributes, &events, &mut walk.issues);
         let is_root = parent.is_empty() || flags & PARENT_IS_REMOTE == PARENT_IS_REMOTE;
         let error = if status_code == STATUS_ERROR {
             Some(if status_message.is_empty() {
@@ -384,64 +387,314 @@ impl TraceDecoder {
         } else {
             None
         };
-        let parts: [Bound<'py, PyAny>; 12] = [
-            PyBytes::new(py, trace_id).into_any(),
-            PyBytes::new(py, span_id).into_any(),
-            PyBytes::new(py, parent).into_any(),
-            service.clone(),
-            tenant.clone(),
-            PyString::new(py, name).into_any(),
-            start.into_pyobject(py)?.into_any(),
-            end.into_pyobject(py)?.into_any(),
-            PyBool::new(py, is_root).to_owned().into_any(),
-            error.into_pyobject(py)?.into_any(),
-            attributes.into_any(),
-            events.into_any(),
-        ];
-        PyTuple::new(py, parts)
+        let build = || -> PyResult<Bound<'py, PyAny>> {
+            let kwargs = mapped_fields(py, &facts)?;
+            kwargs.set_item(intern!(py, "trace_id"), PyBytes::new(py, trace_id))?;
+            kwargs.set_item(intern!(py, "span_id"), PyBytes::new(py, span_id))?;
+            kwargs.set_item(intern!(py, "parent_span_id"), PyBytes::new(py, parent))?;
+            kwargs.set_item(intern!(py, "service"), service)?;
+            kwargs.set_item(intern!(py, "tenant"), tenant)?;
+            kwargs.set_item(intern!(py, "name"), name)?;
+            kwargs.set_item(intern!(py, "start_ns"), start)?;
+            kwargs.set_item(intern!(py, "end_ns"), end)?;
+            kwargs.set_item(intern!(py, "is_root"), is_root)?;
+            kwargs.set_item(intern!(py, "error"), error)?;
+            models(py)?.span_facts.bind(py).call((), Some(&kwargs))
+        };
+        // A value the model classes refuse is a bug in the rules: the span is refused, counted.
+        Ok(build().unwrap_or_else(|err| PyTuple::new(py, [err.value(py).clone().into_any()])
+            .map(Bound::into_any).unwrap_or_else(|_| py.None().into_bound(py))))
     }
 }
 
-/// monitor/ingest/semconv/_common.py `_indexed`, the mappers' costliest helper: unflatten
-/// `prefix.N.rest = v` keys of a dict into [{rest: v}, ...] ordered by N (N: 1 to 9 ASCII
-/// digits). None where Python must decide: not a dict, or a key that is not UTF-8.
+/// A value as Python: lists, dicts (keys in order), ints of any size, floats.
+fn to_py<'py>(py: Python<'py>, value: &value::Value) -> PyResult<Bound<'py, PyAny>> {
+    use value::Value as V;
+    Ok(match value {
+        V::Null => py.None().into_bound(py),
+        V::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        V::Int(n) => n.into_pyobject(py)?.into_any(),
+        V::BigInt(digits) => py.get_type::<pyo3::types::PyInt>().call1((digits.as_str(),))?,
+        V::Float(x) => x.into_pyobject(py)?.into_any(),
+        V::Str(s) => PyString::new(py, s).into_any(),
+        V::List(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        V::Map(items) => {
+            let dict = PyDict::new(py);
+            for (key, item) in items {
+                dict.set_item(key, to_py(py, item)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// A Python value as the rules read it: a string with an unpaired surrogate is mended (U+FFFD),
+/// a value of another type is read as its `str`.
+fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<value::Value> {
+    use value::Value as V;
+    Ok(if obj.is_none() {
+        V::Null
+    } else if let Ok(b) = obj.downcast_exact::<PyBool>() {
+        V::Bool(b.is_true())
+    } else if let Ok(s) = obj.downcast::<PyString>() {
+        V::Str(s.to_string_lossy().into_owned())
+    } else if obj.is_instance_of::<pyo3::types::PyInt>() {
+        match obj.extract::<i64>() {
+            Ok(n) => V::Int(n),
+            Err(_) => V::BigInt(obj.str()?.to_string_lossy().into_owned()),
+        }
+    } else if let Ok(x) = obj.downcast::<pyo3::types::PyFloat>() {
+        V::Float(x.value())
+    } else if let Ok(list) = obj.downcast::<PyList>() {
+        V::List(list.iter().map(|item| from_py(&item)).collect::<PyResult<_>>()?)
+    } else if let Ok(tuple) = obj.downcast::<PyTuple>() {
+        V::List(tuple.iter().map(|item| from_py(&item)).collect::<PyResult<_>>()?)
+    } else if let Ok(dict) = obj.downcast::<PyDict>() {
+        let mut items = Vec::with_capacity(dict.len());
+        for (key, item) in dict.iter() {
+            items.push((key.str()?.to_string_lossy().into_owned(), from_py(&item)?));
+        }
+        V::Map(items)
+    } else {
+        V::Str(obj.str()?.to_string_lossy().into_owned())
+    })
+}
+
+/// One of readers.rs's readers on a Python value, for the tests that hold them to
+/// monitor/ingest/semconv/_common.py: (its answer, issues by reason).
 #[pyfunction]
-fn indexed<'py>(
+fn read<'py>(
+    py: Python<'py>,
+    reader: &str,
+    value: &Bound<'py, PyAny>,
+    name: &str,
+) -> PyResult<(Bound<'py, PyAny>, Vec<(String, u64)>)> {
+    use value::Value as V;
+    let value = from_py(value)?;
+    let arg = if value == V::Null { None } else { Some(&value) };
+    let mut issues = readers::Issues::default();
+    let answer: Option<V> = match reader {
+        "json" => readers::json_value(arg, &mut issues, name),
+        "text" => readers::text(arg).map(V::Str),
+        "maybe_json" => readers::maybe_json(arg, &mut issues),
+        "float" => readers::float(arg).map(V::Float),
+        "int" => Some(V::Int(readers::int(arg, &mut issues))),
+        "str" => readers::string(arg, &mut issues, name).map(V::Str),
+        "py_str" => Some(V::Str(readers::py_str(&value))),
+        "metadata_id" => readers::metadata_id(arg).map(V::Str),
+        "tool_message" => readers::tool_message(arg).map(|(content, error)| {
+            V::List(vec![content.unwrap_or(V::Null), error.map_or(V::Null, V::Str)])
+        }),
+        "indexed" => match &value {
+            V::Map(items) => Some(V::List(
+                readers::indexed(items, name).into_iter().map(V::Map).collect(),
+            )),
+            _ => None,
+        },
+        _ => return Err(PyValueError::new_err(format!("no reader {reader:?}"))),
+    };
+    Ok((to_py(py, &answer.unwrap_or(V::Null))?, issues.0))
+}
+
+/// monitor.model's classes, which the mapped facts are built as.
+struct Models {
+    span_facts: Py<PyAny>,
+    message: Py<PyAny>,
+    tool_call: Py<PyAny>,
+    document: Py<PyAny>,
+    feedback: Py<PyAny>,
+}
+
+static MODELS: pyo3::sync::GILOnceCell<Models> = pyo3::sync::GILOnceCell::new();
+
+fn models(py: Python<'_>) -> PyResult<&'static Models> {
+    MODELS.get_or_try_init(py, || {
+        let module = py.import("monitor.model")?;
+        let class = |name: &str| module.getattr(name).map(Bound::unbind);
+        Ok(Models {
+            span_facts: class("SpanFacts")?,
+            message: class("Message")?,
+            tool_call: class("ToolCall")?,
+            document: class("RetrievedDocument")?,
+            feedback: class("Feedback")?,
+        })
+    })
+}
+
+fn opt_str<'py>(py: Python<'py>, s: &Option<String>) -> Bound<'py, PyAny> {
+    match s {
+        Some(s) => PyString::new(py, s).into_any(),
+        None => py.None().into_bound(py),
+    }
+}
+
+fn tool_call_py<'py>(py: Python<'py>, m: &Models, c: &semconv::ToolCall) -> PyResult<Bound<'py, PyAny>> {
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(intern!(py, "name"), &c.name)?;
+    kwargs.set_item(intern!(py, "arguments"), to_py(py, &c.arguments)?)?;
+    kwargs.set_item(intern!(py, "result"), to_py(py, &c.result)?)?;
+    kwargs.set_item(intern!(py, "error"), opt_str(py, &c.error))?;
+    kwargs.set_item(intern!(py, "call_id"), opt_str(py, &c.call_id))?;
+    m.tool_call.bind(py).call((), Some(&kwargs))
+}
+
+fn messages_py<'py>(py: Python<'py>, m: &Models, messages: &[semconv::Message]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for message in messages {
+        let calls = PyList::empty(py);
+        for call in &message.tool_calls {
+            calls.append(tool_call_py(py, m, call)?)?;
+        }
+        list.append(m.message.bind(py).call1((
+            &message.role,
+            opt_str(py, &message.content),
+            calls,
+            opt_str(py, &message.tool_call_id),
+        ))?)?;
+    }
+    Ok(list)
+}
+
+/// The mapped fields that differ from a fresh SpanFacts', as keyword arguments for it.
+fn mapped_fields<'py>(py: Python<'py>, f: &semconv::Facts) -> PyResult<Bound<'py, PyDict>> {
+    let m = models(py)?;
+    let out = PyDict::new(py);
+    if f.role != "other" {
+        out.set_item(intern!(py, "role"), f.role)?;
+    }
+    if !f.conventions.is_empty() {
+        out.set_item(intern!(py, "conventions"), pyo3::types::PySet::new(py, &f.conventions)?)?;
+    }
+    for (name, messages) in [(intern!(py, "input_messages"), &f.input_messages),
+                             (intern!(py, "output_messages"), &f.output_messages)] {
+        if let Some(messages) = messages {
+            out.set_item(name, messages_py(py, m, messages)?)?;
+        }
+    }
+    for (name, messages) in [(intern!(py, "event_inputs"), &f.event_inputs),
+                             (intern!(py, "event_outputs"), &f.event_outputs)] {
+        if !messages.is_empty() {
+            out.set_item(name, messages_py(py, m, messages)?)?;
+        }
+    }
+    for (name, text) in [
+        (intern!(py, "input_text"), &f.input_text), (intern!(py, "output_text"), &f.output_text),
+        (intern!(py, "model"), &f.model), (intern!(py, "question"), &f.question),
+        (intern!(py, "answer"), &f.answer), (intern!(py, "route"), &f.route),
+        (intern!(py, "scenario_id"), &f.scenario_id),
+        (intern!(py, "conversation_id"), &f.conversation_id),
+    ] {
+        if let Some(text) = text {
+            out.set_item(name, text)?;
+        }
+    }
+    if !f.documents.is_empty() {
+        let docs = PyList::empty(py);
+        for d in &f.documents {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item(intern!(py, "id"), opt_str(py, &d.id))?;
+            kwargs.set_item(intern!(py, "content"), opt_str(py, &d.content))?;
+            kwargs.set_item(intern!(py, "score"), d.score)?;
+            docs.append(m.document.bind(py).call((), Some(&kwargs))?)?;
+        }
+        out.set_item(intern!(py, "documents"), docs)?;
+    }
+    if let Some(tool) = &f.tool {
+        out.set_item(intern!(py, "tool"), tool_call_py(py, m, tool)?)?;
+    }
+    if let Some(feedback) = &f.feedback {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item(intern!(py, "score"), feedback.score)?;
+        kwargs.set_item(intern!(py, "comment"), opt_str(py, &feedback.comment))?;
+        out.set_item(intern!(py, "feedback"), m.feedback.bind(py).call((), Some(&kwargs))?)?;
+    }
+    if let Some(calls) = &f.expected_tool_calls {
+        let list = PyList::empty(py);
+        for call in calls {
+            list.append(tool_call_py(py, m, call)?)?;
+        }
+        out.set_item(intern!(py, "expected_tool_calls"), list)?;
+    }
+    if f.input_tokens != 0 {
+        out.set_item(intern!(py, "input_tokens"), f.input_tokens)?;
+    }
+    if f.output_tokens != 0 {
+        out.set_item(intern!(py, "output_tokens"), f.output_tokens)?;
+    }
+    Ok(out)
+}
+
+fn attrs_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, value::Value)>> {
+    match from_py(obj)? {
+        value::Value::Map(items) => Ok(items),
+        _ => Ok(Vec::new()),
+    }
+}
+
+fn events_from_py(events: &Bound<'_, PyAny>) -> PyResult<Vec<semconv::Event>> {
+    let mut out = Vec::new();
+    for event in events.try_iter()? {
+        let (name, attrs): (Bound<'_, PyAny>, Bound<'_, PyAny>) = event?.extract()?;
+        out.push((name.str()?.to_string_lossy().into_owned(), attrs_from_py(&attrs)?));
+    }
+    Ok(out)
+}
+
+/// The rules (semconv.rs) on a span's attributes and events given as Python values (the
+/// Python decoder's, OTLP/JSON's): (the mapped fields, as SpanFacts keyword arguments; issues).
+#[pyfunction]
+fn map_span<'py>(
     py: Python<'py>,
     attrs: &Bound<'py, PyAny>,
-    prefix: &str,
-) -> PyResult<Option<Bound<'py, PyList>>> {
-    let Ok(dict) = attrs.downcast_exact::<PyDict>() else {
-        return Ok(None);
-    };
-    let mut groups: std::collections::BTreeMap<u32, Bound<'py, PyDict>> = Default::default();
-    for (key, value) in dict.iter() {
-        let Ok(key) = key.downcast::<PyString>() else {
-            continue;
-        };
-        let Ok(key) = key.to_str() else {
-            return Ok(None);
-        };
-        let Some(tail) = key.strip_prefix(prefix) else {
-            continue;
-        };
-        let Some((index, rest)) = tail.split_once('.') else {
-            continue;
-        };
-        if rest.is_empty()
-            || index.is_empty()
-            || index.len() > 9
-            || !index.bytes().all(|b| b.is_ascii_digit())
-        {
-            continue;
-        }
-        let n: u32 = index.parse().unwrap_or_default();
-        groups
-            .entry(n)
-            .or_insert_with(|| PyDict::new(py))
-            .set_item(rest, value)?;
-    }
-    Ok(Some(PyList::new(py, groups.into_values())?))
+    events: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<(String, u64)>)> {
+    let attrs = attrs_from_py(attrs)?;
+    let events = events_from_py(events)?;
+    let mut issues = readers::Issues::default();
+    let facts = semconv::extract(&attrs, &events, &mut issues);
+    Ok((mapped_fields(py, &facts)?, issues.0))
+}
+
+/// Log records' GenAI events about one span, in order: (mapped fields; issues).
+#[pyfunction]
+fn map_log_events<'py>(
+    py: Python<'py>,
+    events: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyDict>, Vec<(String, u64)>)> {
+    let events = events_from_py(events)?;
+    let mut issues = readers::Issues::default();
+    let facts = semconv::extract_events(&events, &mut issues);
+    Ok((mapped_fields(py, &facts)?, issues.0))
+}
+
+/// A tool's output as the rules read it: the decoded value when it is JSON, else as given
+/// (readers::maybe_json; assembly reads a tool message's content so).
+#[pyfunction]
+fn maybe_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let value = from_py(value)?;
+    let mut uncounted = readers::Issues::default();
+    to_py(py, &readers::maybe_json(Some(&value), &mut uncounted).unwrap_or_default())
+}
+
+/// json::parse, for the tests that hold it to Python's json.loads: (value, mended), or
+/// ValueError.
+#[pyfunction]
+fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<(Bound<'py, PyAny>, bool)> {
+    let parsed = json::parse(text).map_err(|_| PyValueError::new_err("not JSON"))?;
+    Ok((to_py(py, &parsed.value)?, parsed.mended))
+}
+
+/// Value::to_json, for the same tests: json.dumps(json.loads(text), ensure_ascii=False).
+#[pyfunction]
+fn json_redump(text: &str) -> PyResult<String> {
+    let parsed = json::parse(text).map_err(|_| PyValueError::new_err("not JSON"))?;
+    Ok(parsed.value.to_json())
 }
 
 /// The protobuf fields the decoder knows, as (message, number, kind): see wire::schema.
@@ -453,7 +706,13 @@ fn schema() -> Vec<(&'static str, u32, String)> {
 #[pymodule]
 fn assistant_monitor_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TraceDecoder>()?;
-    m.add_function(wrap_pyfunction!(indexed, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(json_loads, m)?)?;
+    m.add_function(wrap_pyfunction!(json_redump, m)?)?;
+    m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(map_span, m)?)?;
+    m.add_function(wrap_pyfunction!(map_log_events, m)?)?;
+    m.add_function(wrap_pyfunction!(maybe_json, m)?)?;
+    m.add("EVENT_PREFIXES", semconv::EVENT_PREFIXES.to_vec())?;
     Ok(())
 }

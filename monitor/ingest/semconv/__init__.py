@@ -1,57 +1,47 @@
 """Semantic conventions: what a span says about a turn, whichever instrumentation wrote it.
 
-One mapper per convention, each a small function over a span's attributes that fills a
-`SpanFacts` and says whether it recognised anything. All mappers run (a span may carry the
-project's own `assistant.*` attributes next to GenAI ones); the first value found wins, in the
-order of `MAPPERS`. Nothing here raises on odd input: what cannot be read is counted in `issues`
-by reason and the rest of the span is kept.
-
-Conventions understood:
-- ``assistant``: this project's attributes (exporters/attributes.py).
-- ``genai``: OpenTelemetry GenAI (gen_ai.operation.name, gen_ai.input/output.messages with parts,
-  gen_ai.retrieval.*, gen_ai.tool.*), plus the GenAI events (gen_ai.user.message, gen_ai.choice,
-  ...) that instrumentations emit as span events or as log records.
-- ``openinference``: Arize OpenInference (openinference.span.kind, llm.input_messages.N.message.*,
-  retrieval.documents.N.document.*, tool.*, input.value/output.value).
-- ``openllmetry``: Traceloop's legacy attributes (gen_ai.prompt.N.*, gen_ai.completion.N.*,
-  traceloop.span.kind / entity.*, vector-DB `db.query.result` events).
+The rules live in one place, compiled: native/src/semconv.rs (one mapper per convention:
+`assistant`, OpenTelemetry `genai` and its events, Arize `openinference`, Traceloop
+`openllmetry` and its vector-DB events), over the readers of native/src/readers.rs that coerce or
+drop what is wrongly typed and count it. The compiled trace decoder applies them to each span it
+reads; this module applies them to attributes Python decoded (the Python decoder, OTLP/JSON, log
+records), so every path maps alike.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
 
-from monitor.ingest.semconv._common import Attrs, Event
-from monitor.ingest.semconv.assistant import map_assistant
-from monitor.ingest.semconv.genai import genai_events, genai_messages, map_genai
-from monitor.ingest.semconv.openinference import map_openinference
-from monitor.ingest.semconv.openllmetry import map_openllmetry, vector_db_events
+import assistant_monitor_native as compiled
+
 from monitor.model import SpanFacts
 
-__all__ = ["INTERESTING_EVENT_PREFIXES", "extract", "genai_events", "genai_messages"]
+__all__ = ["EVENT_PREFIXES", "compiled", "extract", "extract_log_events"]
+
+Attrs = Mapping[str, Any]
+Event = tuple[str, Attrs]  # (name, attributes or body)
+
+EVENT_PREFIXES: tuple[str, ...] = tuple(compiled.EVENT_PREFIXES)  # span events the rules read
 
 
-Mapper = Callable[[Attrs, SpanFacts, Counter[str]], bool]
-MAPPERS: tuple[tuple[str, Mapper], ...] = (
-    ("assistant", map_assistant),
-    ("genai", map_genai),
-    ("openinference", map_openinference),
-    ("openllmetry", map_openllmetry),
-)
-EVENT_MAPPERS = (("genai", genai_events), ("openllmetry", vector_db_events))
-INTERESTING_EVENT_PREFIXES = ("gen_ai.", "db.query.result")
+def _apply(facts: SpanFacts, mapped: tuple[dict[str, Any], list[tuple[str, int]]],
+           issues: Counter[str]) -> SpanFacts:
+    fields, found = mapped
+    facts.conventions |= fields.pop("conventions", set())
+    for name, value in fields.items():
+        setattr(facts, name, value)
+    for reason, count in found:
+        issues[reason] += count
+    return facts
 
 
 def extract(facts: SpanFacts, attrs: Attrs, events: list[Event], issues: Counter[str]) -> SpanFacts:
-    """Fill `facts` from a span's attributes and (already filtered) events."""
-    for name, mapper in MAPPERS:
-        if mapper(attrs, facts, issues):
-            facts.conventions.add(name)
-    if events:
-        for name, event_mapper in EVENT_MAPPERS:
-            if event_mapper(events, facts, issues):
-                facts.conventions.add(name)
-    if not facts.conventions:
-        issues["unknown_convention"] += 1
-    return facts
+    """Fill fresh `facts` from a span's attributes and (already filtered) events."""
+    return _apply(facts, compiled.map_span(attrs, events), issues)
+
+
+def extract_log_events(facts: SpanFacts, events: list[Event], issues: Counter[str]) -> SpanFacts:
+    """Fill fresh `facts` from the GenAI events of log records about one span, in order."""
+    return _apply(facts, compiled.map_log_events(events), issues)

@@ -1,0 +1,309 @@
+//! JSON text to a `Value`, reading what Python's `json.loads` reads and refusing what it refuses:
+//! NaN, Infinity and -Infinity are numbers; integers of any size are exact; a repeated key keeps
+//! its last value; raw control characters in a string are an error. Two differences, both made
+//! on purpose: an unpaired UTF-16 surrogate escape (`\ud83d`, an emoji cut in half) reads as
+//! U+FFFD and is reported, where Python keeps a string that UTF-8 cannot encode; and nesting
+//! deeper than MAX_DEPTH is an error, where Python's limit is its recursion limit (about 1,000).
+
+use crate::value::{MapBuilder, Value};
+
+pub const MAX_DEPTH: usize = 1000;
+
+#[derive(Debug, PartialEq)]
+pub struct Error;
+
+pub struct Parsed {
+    pub value: Value,
+    /// Some unpaired surrogate escape was read as U+FFFD.
+    pub mended: bool,
+}
+
+pub fn parse(text: &str) -> Result<Parsed, Error> {
+    let mut reader = Reader { s: text.as_bytes(), i: 0, mended: false };
+    reader.ws();
+    let value = reader.value(0)?;
+    reader.ws();
+    if reader.i != reader.s.len() {
+        return Err(Error); // "Extra data"
+    }
+    Ok(Parsed { value, mended: reader.mended })
+}
+
+struct Reader<'a> {
+    s: &'a [u8],
+    i: usize,
+    mended: bool,
+}
+
+impl Reader<'_> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    fn literal(&mut self, word: &str) -> bool {
+        if self.s[self.i..].starts_with(word.as_bytes()) {
+            self.i += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, Error> {
+        match self.s.get(self.i) {
+            Some(b'"') => Ok(Value::Str(self.string()?)),
+            Some(b'{') => self.object(depth + 1),
+            Some(b'[') => self.array(depth + 1),
+            Some(b'n') if self.literal("null") => Ok(Value::Null),
+            Some(b't') if self.literal("true") => Ok(Value::Bool(true)),
+            Some(b'f') if self.literal("false") => Ok(Value::Bool(false)),
+            Some(b'N') if self.literal("NaN") => Ok(Value::Float(f64::NAN)),
+            Some(b'I') if self.literal("Infinity") => Ok(Value::Float(f64::INFINITY)),
+            Some(b'-') if self.s[self.i..].starts_with(b"-Infinity") => {
+                self.i += 9;
+                Ok(Value::Float(f64::NEG_INFINITY))
+            }
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(Error), // "Expecting value"
+        }
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.i;
+        while let Some(b'0'..=b'9') = self.s.get(self.i) {
+            self.i += 1;
+        }
+        self.i - start
+    }
+
+    fn number(&mut self) -> Result<Value, Error> {
+        let start = self.i;
+        if self.s[self.i] == b'-' {
+            self.i += 1;
+        }
+        match self.s.get(self.i) {
+            Some(b'0') => self.i += 1,
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            _ => return Err(Error),
+        }
+        let mut float = false;
+        // A fraction or an exponent only counts with digits after it (else: extra data).
+        if self.s.get(self.i) == Some(&b'.') && matches!(self.s.get(self.i + 1), Some(b'0'..=b'9')) {
+            self.i += 1;
+            self.digits();
+            float = true;
+        }
+        if let Some(b'e' | b'E') = self.s.get(self.i) {
+            let mark = self.i;
+            self.i += 1;
+            if let Some(b'+' | b'-') = self.s.get(self.i) {
+                self.i += 1;
+            }
+            if self.digits() == 0 {
+                self.i = mark;
+            } else {
+                float = true;
+            }
+        }
+        let text = std::str::from_utf8(&self.s[start..self.i]).map_err(|_| Error)?;
+        if float {
+            // Rust and Python both round to nearest; beyond f64's range both give infinity.
+            return text.parse::<f64>().map(Value::Float).map_err(|_| Error);
+        }
+        Ok(match text.parse::<i64>() {
+            Ok(n) => Value::Int(n),
+            Err(_) => Value::BigInt(text.to_string()),
+        })
+    }
+
+    fn hex4(&mut self) -> Result<u32, Error> {
+        let digits = self.s.get(self.i..self.i + 4).ok_or(Error)?;
+        let text = std::str::from_utf8(digits).map_err(|_| Error)?;
+        if !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(Error);
+        }
+        self.i += 4;
+        u32::from_str_radix(text, 16).map_err(|_| Error)
+    }
+
+    fn string(&mut self) -> Result<String, Error> {
+        self.i += 1; // the opening quote
+        let mut out = String::new();
+        loop {
+            let start = self.i;
+            while let Some(&b) = self.s.get(self.i) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.i += 1;
+            }
+            // Whole UTF-8 sequences: the run stops only at ASCII bytes.
+            out.push_str(std::str::from_utf8(&self.s[start..self.i]).map_err(|_| Error)?);
+            match self.s.get(self.i) {
+                Some(b'"') => {
+                    self.i += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    self.i += 1;
+                    let escape = *self.s.get(self.i).ok_or(Error)?;
+                    self.i += 1;
+                    match escape {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let unit = self.hex4()?;
+                            out.push(self.code_point(unit)?);
+                        }
+                        _ => return Err(Error), // "Invalid \\escape"
+                    }
+                }
+                _ => return Err(Error), // unterminated, or a raw control character
+            }
+        }
+    }
+
+    /// The character a `\uXXXX` escape starts: a high surrogate pairs with a following
+    /// `\uXXXX` low one; an unpaired one is U+FFFD.
+    fn code_point(&mut self, unit: u32) -> Result<char, Error> {
+        if (0xd800..0xdc00).contains(&unit) && self.s[self.i..].starts_with(b"\\u") {
+            let mark = self.i;
+            self.i += 2;
+            let low = self.hex4()?;
+            if (0xdc00..0xe000).contains(&low) {
+                let c = 0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00);
+                return char::from_u32(c).ok_or(Error);
+            }
+            self.i = mark; // not a pair: the next escape is read on its own
+        }
+        Ok(char::from_u32(unit).unwrap_or_else(|| {
+            self.mended = true;
+            '\u{fffd}'
+        }))
+    }
+
+    fn array(&mut self, depth: usize) -> Result<Value, Error> {
+        if depth > MAX_DEPTH {
+            return Err(Error);
+        }
+        self.i += 1;
+        let mut items = Vec::new();
+        self.ws();
+        if self.s.get(self.i) == Some(&b']') {
+            self.i += 1;
+            return Ok(Value::List(items));
+        }
+        loop {
+            self.ws();
+            items.push(self.value(depth)?);
+            self.ws();
+            match self.s.get(self.i) {
+                Some(b',') => self.i += 1,
+                Some(b']') => {
+                    self.i += 1;
+                    return Ok(Value::List(items));
+                }
+                _ => return Err(Error),
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<Value, Error> {
+        if depth > MAX_DEPTH {
+            return Err(Error);
+        }
+        self.i += 1;
+        let mut items = MapBuilder::default();
+        self.ws();
+        if self.s.get(self.i) == Some(&b'}') {
+            self.i += 1;
+            return Ok(Value::Map(Vec::new()));
+        }
+        loop {
+            self.ws();
+            if self.s.get(self.i) != Some(&b'"') {
+                return Err(Error); // "Expecting property name enclosed in double quotes"
+            }
+            let key = self.string()?;
+            self.ws();
+            if self.s.get(self.i) != Some(&b':') {
+                return Err(Error);
+            }
+            self.i += 1;
+            self.ws();
+            let value = self.value(depth)?;
+            items.insert(key, value); // a dict's: first place, last value
+            self.ws();
+            match self.s.get(self.i) {
+                Some(b',') => self.i += 1,
+                Some(b'}') => {
+                    self.i += 1;
+                    return Ok(Value::Map(items.finish()));
+                }
+                _ => return Err(Error),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Value, Error> {
+        parse(text).map(|p| p.value)
+    }
+
+    #[test]
+    fn reads_what_python_reads() {
+        assert_eq!(read(" [1, -0, 2.5e3, \"a\\u00e9\\ud83d\\ude00\"] ").unwrap(), Value::List(vec![
+            Value::Int(1),
+            Value::Int(0),
+            Value::Float(2500.0),
+            Value::Str("aé😀".into()),
+        ]));
+        assert_eq!(read("123456789012345678901234567890").unwrap(),
+                   Value::BigInt("123456789012345678901234567890".into()));
+        assert!(matches!(read("-Infinity").unwrap(), Value::Float(x) if x == f64::NEG_INFINITY));
+        assert!(matches!(read("1e999").unwrap(), Value::Float(x) if x == f64::INFINITY));
+        assert_eq!(read("{\"a\": 1, \"b\": 2, \"a\": 3}").unwrap(), Value::Map(vec![
+            ("a".into(), Value::Int(3)),
+            ("b".into(), Value::Int(2)),
+        ]));
+    }
+
+    #[test]
+    fn refuses_what_python_refuses() {
+        for text in ["", "[1,]", "{\"a\" 1}", "01", "1.", "\"a\u{1}\"", "'a'", "[1] x", "\"\\x\"",
+                     "{1: 2}", "tru", "-"] {
+            assert_eq!(read(text), Err(Error), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn an_unpaired_surrogate_is_mended_and_reported() {
+        let parsed = parse("\"cut \\ud83d\"").unwrap();
+        assert_eq!(parsed.value, Value::Str("cut \u{fffd}".into()));
+        assert!(parsed.mended);
+        let parsed = parse("\"\\ud83d\\u0041\"").unwrap();
+        assert_eq!(parsed.value, Value::Str("\u{fffd}A".into()));
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        assert_eq!(read(&deep), Err(Error));
+        let ok = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
+        assert_eq!(read(&ok).unwrap().depth(), MAX_DEPTH);
+    }
+}

@@ -1,0 +1,260 @@
+//! A value the convention rules read: a span attribute (string, bool, int, double, bytes as
+//! base64, array, key-value list) or a decoded JSON value. Python's reading of the same value is
+//! the contract: the rules were first written in Python, and their tests hold Python's answers
+//! (`str(x)`, `json.dumps(x, ensure_ascii=False)`, truthiness), so those are given here.
+
+use std::fmt::Write;
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Value {
+    #[default]
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// A JSON integer beyond i64, as its digits: Python reads it exactly.
+    BigInt(String),
+    Float(f64),
+    Str(String),
+    List(Vec<Value>),
+    /// Insertion order; a repeated key keeps its first place and its last value (a dict's).
+    Map(Vec<(String, Value)>),
+}
+
+/// A map built as a Python dict is: a repeated key keeps its first place and takes the last
+/// value. Keys are found by a hash index once there are many, so that a hostile object of
+/// 100,000 keys does not cost 100,000² comparisons.
+#[derive(Default)]
+pub struct MapBuilder {
+    items: Vec<(String, Value)>,
+    index: Option<std::collections::HashMap<String, usize>>,
+}
+
+impl MapBuilder {
+    pub fn insert(&mut self, key: String, value: Value) {
+        if self.index.is_none() && self.items.len() >= 16 {
+            let index = self.items.iter().enumerate().map(|(n, (k, _))| (k.clone(), n)).collect();
+            self.index = Some(index);
+        }
+        let known = match &self.index {
+            Some(index) => index.get(&key).copied(),
+            None => self.items.iter().position(|(k, _)| *k == key),
+        };
+        match known {
+            Some(n) => self.items[n].1 = value,
+            None => {
+                if let Some(index) = &mut self.index {
+                    index.insert(key.clone(), self.items.len());
+                }
+                self.items.push((key, value));
+            }
+        }
+    }
+
+    pub fn finish(self) -> Vec<(String, Value)> {
+        self.items
+    }
+}
+
+impl Value {
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Map(items) => items.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Python's `bool(x)`.
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Int(n) => *n != 0,
+            Value::BigInt(_) => true,
+            Value::Float(x) => *x != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::List(items) => !items.is_empty(),
+            Value::Map(items) => !items.is_empty(),
+        }
+    }
+
+    /// How deep lists and maps nest (a scalar: 0), iteratively: a value may nest thousands deep.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 0usize)];
+        while let Some((value, depth)) = stack.pop() {
+            match value {
+                Value::List(items) => {
+                    deepest = deepest.max(depth + 1);
+                    stack.extend(items.iter().map(|v| (v, depth + 1)));
+                }
+                Value::Map(items) => {
+                    deepest = deepest.max(depth + 1);
+                    stack.extend(items.iter().map(|(_, v)| (v, depth + 1)));
+                }
+                _ => {}
+            }
+        }
+        deepest
+    }
+
+    /// Python's `json.dumps(x, ensure_ascii=False)`: ", " and ": " between items, NaN and
+    /// Infinity as Python writes them.
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        write_json(self, &mut out);
+        out
+    }
+}
+
+fn write_json(value: &Value, out: &mut String) {
+    // Iterative over an explicit stack of pending writes: no recursion on deep values.
+    enum Step<'a> {
+        Value(&'a Value),
+        Text(&'static str),
+        Key(&'a str),
+    }
+    let mut stack = vec![Step::Value(value)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Text(t) => out.push_str(t),
+            Step::Key(k) => {
+                write_json_str(k, out);
+                out.push_str(": ");
+            }
+            Step::Value(v) => match v {
+                Value::Null => out.push_str("null"),
+                Value::Bool(true) => out.push_str("true"),
+                Value::Bool(false) => out.push_str("false"),
+                Value::Int(n) => {
+                    let _ = write!(out, "{n}");
+                }
+                Value::BigInt(digits) => out.push_str(digits),
+                Value::Float(x) => out.push_str(&json_float(*x)),
+                Value::Str(s) => write_json_str(s, out),
+                Value::List(items) => {
+                    out.push('[');
+                    stack.push(Step::Text("]"));
+                    for (i, item) in items.iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        if i > 0 {
+                            stack.push(Step::Text(", "));
+                        }
+                    }
+                }
+                Value::Map(items) => {
+                    out.push('{');
+                    stack.push(Step::Text("}"));
+                    for (i, (key, item)) in items.iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        stack.push(Step::Key(key));
+                        if i > 0 {
+                            stack.push(Step::Text(", "));
+                        }
+                    }
+                }
+            },
+        }
+    }
+}
+
+fn write_json_str(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn json_float(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else {
+        float_repr(x)
+    }
+}
+
+/// Python's `repr(x)` of a finite float: the shortest digits that read back as `x`, written
+/// positionally for exponents -4..16 ("0.0001", "1e+16", "1e-05", "3.0").
+pub fn float_repr(x: f64) -> String {
+    // Rust's `{:e}` gives the shortest round-trip digits: "1.5e-5", "-3e0".
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if (-4..16).contains(&exp) {
+        let point = exp + 1; // digits before the decimal point
+        let text = if point <= 0 {
+            format!("0.{}{}", "0".repeat((-point) as usize), digits)
+        } else if point as usize >= digits.len() {
+            format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
+        } else {
+            format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+        };
+        format!("{sign}{text}")
+    } else {
+        let mantissa = if digits.len() > 1 {
+            format!("{}.{}", &digits[..1], &digits[1..])
+        } else {
+            digits
+        };
+        format!("{sign}{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_read_as_python_writes_them() {
+        for (x, text) in [
+            (3.0, "3.0"),
+            (0.1, "0.1"),
+            (1e16, "1e+16"),
+            (1e15, "1000000000000000.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5e-7, "-2.5e-07"),
+            (123456.789, "123456.789"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+        ] {
+            assert_eq!(float_repr(x), text, "{x}");
+        }
+    }
+
+    #[test]
+    fn json_as_python_dumps_it() {
+        let v = Value::Map(vec![
+            ("a".into(), Value::List(vec![Value::Int(1), Value::Float(2.0), Value::Null])),
+            ("b\n".into(), Value::Str("é\u{1}\"".into())),
+        ]);
+        assert_eq!(v.to_json(), r#"{"a": [1, 2.0, null], "b\n": "é\u0001\""}"#);
+    }
+}
