@@ -376,7 +376,10 @@ impl TraceDecoder {
             }
         }
         let attributes = walk.attributes(buf, 9);
-        let facts = semconv::extract(&attributes, &events, &mut walk.issues);
+        let facts = match guarded(|| semconv::extract(&attributes, &events, &mut walk.issues)) {
+            Ok(facts) => facts,
+            Err(err) => return PyTuple::new(py, [err.value(py).clone()]).map(Bound::into_any),
+        };
         let is_root = parent.is_empty() || flags & PARENT_IS_REMOTE == PARENT_IS_REMOTE;
         let error = if status_code == STATUS_ERROR {
             Some(if status_message.is_empty() {
@@ -500,6 +503,14 @@ fn read<'py>(
         _ => return Err(PyValueError::new_err(format!("no reader {reader:?}"))),
     };
     Ok((to_py(py, &answer.unwrap_or(V::Null))?, issues.0))
+}
+
+/// The rules on one span, a panic in them (a bug) made an ordinary error: the span is refused
+/// and counted, not the request failed (PyO3's PanicException is no Exception).
+fn guarded<T>(rules: impl FnOnce() -> T) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(rules)).map_err(|_| {
+        pyo3::exceptions::PyRuntimeError::new_err("the convention rules failed on a span")
+    })
 }
 
 /// monitor.model's classes, which the mapped facts are built as.
@@ -657,7 +668,7 @@ fn map_span<'py>(
     let attrs = attrs_from_py(attrs)?;
     let events = events_from_py(events)?;
     let mut issues = readers::Issues::default();
-    let facts = semconv::extract(&attrs, &events, &mut issues);
+    let facts = guarded(|| semconv::extract(&attrs, &events, &mut issues))?;
     Ok((mapped_fields(py, &facts)?, issues.0))
 }
 
@@ -669,7 +680,7 @@ fn map_log_events<'py>(
 ) -> PyResult<(Bound<'py, PyDict>, Vec<(String, u64)>)> {
     let events = events_from_py(events)?;
     let mut issues = readers::Issues::default();
-    let facts = semconv::extract_events(&events, &mut issues);
+    let facts = guarded(|| semconv::extract_events(&events, &mut issues))?;
     Ok((mapped_fields(py, &facts)?, issues.0))
 }
 
@@ -705,6 +716,11 @@ fn schema() -> Vec<(&'static str, u32, String)> {
 
 #[pymodule]
 fn assistant_monitor_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A panic's default message may quote the text it failed on: where it happened, only.
+    std::panic::set_hook(Box::new(|info| {
+        let at = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("assistant_monitor_native: a bug at {at}");
+    }));
     m.add_class::<TraceDecoder>()?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(json_loads, m)?)?;
