@@ -179,8 +179,8 @@ def _mapping_failed(batch: Batch, exc: Exception) -> None:
 
 
 class OtlpDecoder:
-    """`native`: decode protobuf traces with the compiled decoder (None: when it is installed
-    and $ASSISTANT_MONITOR_DECODER is not "python"). Both give the same batches."""
+    """`native`: decode protobuf traces with the compiled decoder (None: unless
+    $ASSISTANT_MONITOR_DECODER is "python"). Both give the same batches, by the same rules."""
 
     def __init__(self, *, max_attribute_length: int, max_value_depth: int,
                  tenant_id: str | None = None, native: bool | None = None) -> None:
