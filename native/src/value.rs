@@ -225,36 +225,3 @@ pub fn float_repr(x: f64) -> String {
         format!("{sign}{mantissa}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn floats_read_as_python_writes_them() {
-        for (x, text) in [
-            (3.0, "3.0"),
-            (0.1, "0.1"),
-            (1e16, "1e+16"),
-            (1e15, "1000000000000000.0"),
-            (0.0001, "0.0001"),
-            (0.00001, "1e-05"),
-            (-2.5e-7, "-2.5e-07"),
-            (123456.789, "123456.789"),
-            (1.7976931348623157e308, "1.7976931348623157e+308"),
-            (0.0, "0.0"),
-            (-0.0, "-0.0"),
-        ] {
-            assert_eq!(float_repr(x), text, "{x}");
-        }
-    }
-
-    #[test]
-    fn json_as_python_dumps_it() {
-        let v = Value::Map(vec![
-            ("a".into(), Value::List(vec![Value::Int(1), Value::Float(2.0), Value::Null])),
-            ("b\n".into(), Value::Str("é\u{1}\"".into())),
-        ]);
-        assert_eq!(v.to_json(), r#"{"a": [1, 2.0, null], "b\n": "é\u0001\""}"#);
-    }
-}
