@@ -35,8 +35,8 @@ class RunningSidecar:
     async def _make(self, settings: Settings) -> Sidecar:
         return Sidecar(settings, registry=self.registry, downstream=self.downstream)
 
-    def call(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=30)
+    def call(self, coro: Any, timeout_s: float = 30.0) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout_s)
 
     @property
     def grpc_endpoint(self) -> str:
@@ -71,7 +71,10 @@ class RunningSidecar:
             return json.load(response)
 
     def stop(self) -> None:
-        self.call(self.sidecar.stop())
+        # A stop is a sequence of steps, each bounded (a Kafka member's hand-back up to 25 s,
+        # the turn queue's drain 10 s, the judges 10 s): up to about 45 s when every step runs
+        # long, as during a group rebalance on a busy machine.
+        self.call(self.sidecar.stop(), timeout_s=60.0)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
 
