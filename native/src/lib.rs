@@ -378,7 +378,7 @@ impl TraceDecoder {
         let attributes = walk.attributes(buf, 9);
         let facts = match guarded(|| semconv::extract(&attributes, &events, &mut walk.issues)) {
             Ok(facts) => facts,
-            Err(err) => return PyTuple::new(py, [err.value(py).clone()]).map(Bound::into_any),
+            Err(err) => return refused(py, err),
         };
         let is_root = parent.is_empty() || flags & PARENT_IS_REMOTE == PARENT_IS_REMOTE;
         let error = if status_code == STATUS_ERROR {
@@ -405,9 +405,13 @@ impl TraceDecoder {
             models(py)?.span_facts.bind(py).call((), Some(&kwargs))
         };
         // A value the model classes refuse is a bug in the rules: the span is refused, counted.
-        Ok(build().unwrap_or_else(|err| PyTuple::new(py, [err.value(py).clone().into_any()])
-            .map(Bound::into_any).unwrap_or_else(|_| py.None().into_bound(py))))
+        build().or_else(|err| refused(py, err))
     }
+}
+
+/// The item for a span the rules or the model classes failed on: `(exception,)`.
+fn refused<'py>(py: Python<'py>, err: PyErr) -> PyResult<Bound<'py, PyAny>> {
+    PyTuple::new(py, [err.value(py).clone()]).map(Bound::into_any)
 }
 
 /// A value as Python: lists, dicts (keys in order), ints of any size, floats.

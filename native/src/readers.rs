@@ -276,7 +276,7 @@ fn printable(c: char) -> bool {
 
 /// Unflatten `prefix.N.rest = v` keys into [{rest: v}, ...] ordered by N (N: 1 to 9 ASCII
 /// digits).
-pub fn indexed<'a>(attrs: &'a [(String, Value)], prefix: &str) -> Vec<Vec<(String, Value)>> {
+pub fn indexed(attrs: &[(String, Value)], prefix: &str) -> Vec<Vec<(String, Value)>> {
     let mut groups: BTreeMap<u32, Vec<(String, Value)>> = BTreeMap::new();
     for (key, value) in attrs {
         let Some((index, rest)) = key.strip_prefix(prefix).and_then(|t| t.split_once('.')) else {
