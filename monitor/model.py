@@ -1,8 +1,8 @@
 """The data that flows between stages.
 
-Hot path (one per span): `SpanFacts`, plain slotted dataclasses filled by the semantic-convention
-mapping. Once per turn: `AssistantTurn`, a validated pydantic model that the sampler, the judges
-and the store share. What judges say about a turn (`Verdict`, `JudgeResult`, their typed details)
+Hot path (one per span): `SpanFacts`, compiled, filled by the semantic-convention mapping. Once
+per turn: `AssistantTurn`, a validated pydantic model that the sampler, the judges and the store
+share. What judges say about a turn (`Verdict`, `JudgeResult`, their typed details)
 is in monitor/verdict.py.
 """
 
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import assistant_monitor_native as compiled
 from pydantic import BaseModel, Field
 
 SpanRole = Literal["llm", "retrieval", "tool", "agent", "chain", "other"]
@@ -112,66 +113,13 @@ class Message:
     tool_call_id: str | None = None  # on role "tool": which call this is the result of
 
 
-@dataclass(slots=True)
-class SpanFacts:
-    """What one span (or log events about it) tells about the turn, in convention-free terms."""
-
-    span_id: bytes
-    trace_id: bytes = b""
-    parent_span_id: bytes = b""
-    service: str | None = None
-    tenant: str | None = None
-    name: str = ""
-    start_ns: int = 0
-    end_ns: int = 0
-    role: SpanRole = "other"
-    conventions: set[str] = field(default_factory=set)
-    input_messages: list[Message] | None = None  # from span attributes
-    output_messages: list[Message] | None = None
-    event_inputs: list[Message] = field(default_factory=list)  # from GenAI events (span or log)
-    event_outputs: list[Message] = field(default_factory=list)
-    input_text: str | None = None  # a chain's input, a retriever's query
-    output_text: str | None = None
-    documents: list[RetrievedDocument] = field(default_factory=list)
-    tool: ToolCall | None = None  # set on tool-execution spans
-    model: str | None = None
-    question: str | None = None  # explicit, from assistant.* attributes
-    answer: str | None = None
-    route: str | None = None
-    feedback: Feedback | None = None
-    scenario_id: str | None = None
-    expected_tool_calls: list[ToolCall] | None = None
-    conversation_id: str | None = None
-    error: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    is_root: bool = False  # no parent, or a parent in another process (remote)
-    is_log_fragment: bool = False  # built from log events, merged into the span's facts
-
-    def merge(self, other: SpanFacts) -> None:
-        """Fold facts about the same span (from log events or a re-sent span) into this one."""
-        for name in ("input_messages", "output_messages", "input_text", "output_text", "tool",
-                     "model", "question", "answer", "route", "feedback", "scenario_id",
-                     "expected_tool_calls", "conversation_id", "error"):
-            if getattr(self, name) is None:
-                setattr(self, name, getattr(other, name))
-        if not self.documents:
-            self.documents = other.documents
-        self.event_inputs.extend(other.event_inputs)
-        self.event_outputs.extend(other.event_outputs)
-        if self.role == "other":
-            self.role = other.role
-        self.conventions |= other.conventions
-        if not other.is_log_fragment:
-            self.parent_span_id = self.parent_span_id or other.parent_span_id
-            self.service = self.service or other.service
-            self.name = self.name or other.name
-            self.start_ns = self.start_ns or other.start_ns
-            self.end_ns = self.end_ns or other.end_ns
-            self.input_tokens = self.input_tokens or other.input_tokens
-            self.output_tokens = self.output_tokens or other.output_tokens
-            self.is_root = self.is_root or other.is_root
-            self.is_log_fragment = False
+# What one span (or log events about it) tells about the turn, in convention-free terms: ids,
+# timing, status and the mapped fields (role, conventions, input/output messages, event
+# inputs/outputs, input/output text, documents, tool, model, question, answer, route, feedback,
+# scenario_id, expected_tool_calls, conversation_id, tokens). Compiled (native/src/facts.rs): the
+# decoders build them and the assembler reads them without making their content Python objects;
+# Python reads them as this module's classes, and builds them by keyword.
+SpanFacts = compiled.SpanFacts
 
 
 class TurnConsumer(Protocol):

@@ -7,12 +7,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client import CollectorRegistry
 
 from monitor.assemble import TurnAssembler, facts_size
 from monitor.config import AssemblySettings
-from monitor.model import Message, SpanFacts
+from monitor.model import Message, SpanFacts, ToolCall
 from monitor.telemetry import Metrics
 
 
@@ -113,6 +114,34 @@ def test_agent_trace_with_several_llm_calls_is_one_turn() -> None:
     [turn] = assembler.expire()
     assert (turn.question, turn.answer, turn.span_count) == ("Book a table for two",
                                                              "Booked for 8pm.", 4)
+
+
+def test_a_tool_called_twice_alike_explains_each_call_from_its_own_request() -> None:
+    # An agent that retries a tool with the same arguments: two executed spans alike, two
+    # requests without ids. Each call's `sources` entry names the request that made it (it once
+    # named the first call twice: calls were found by equality, not by place).
+    assembler, _, _ = make(root_grace_s=0)
+    lookup = ToolCall(name="lookup", arguments={"q": "x"})
+    requests = [span(1, 2, parent=1, role="llm", start_ns=2, end_ns=3, output_messages=[
+        Message("assistant", None, tool_calls=[lookup])]),
+        span(1, 4, parent=1, role="llm", start_ns=6, end_ns=7, output_messages=[
+            Message("assistant", None, tool_calls=[lookup])])]
+    executed = [span(1, 3, parent=1, role="tool", start_ns=4, end_ns=5, tool=lookup),
+                span(1, 5, parent=1, role="tool", start_ns=8, end_ns=9, tool=lookup)]
+    assembler.add([span(1, 1, role="agent", start_ns=1, end_ns=10), *requests, *executed])
+    [turn] = assembler.expire()
+    assert len(turn.tool_calls) == 2
+    assert [turn.sources[f"tool_calls.{n}.arguments"][0] for n in (0, 1)] == [
+        (2).to_bytes(8, "big").hex(), (4).to_bytes(8, "big").hex()]
+    assert [turn.sources[f"tool_calls.{n}"][0] for n in (0, 1)] == [
+        (3).to_bytes(8, "big").hex(), (5).to_bytes(8, "big").hex()]
+
+
+def test_span_facts_built_by_keyword_name_what_they_refuse() -> None:
+    with pytest.raises(ValueError, match="unknown role 'judge'"):
+        span(1, 1, role="judge")
+    with pytest.raises(TypeError, match="no field 'questoin'"):
+        span(1, 1, questoin="q?")
 
 
 # ----------------------------------------------------------------------------- byte budget

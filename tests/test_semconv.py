@@ -12,7 +12,7 @@ from monitor.model import SpanFacts
 
 def extract(attrs: dict, events: list | None = None, **facts_fields) -> tuple[SpanFacts, Counter]:
     issues: Counter[str] = Counter()
-    facts = SpanFacts(span_id=b"\x01" * 8, trace_id=b"\x02" * 16, **facts_fields)
+    facts = SpanFacts(**{"span_id": b"\x01" * 8, "trace_id": b"\x02" * 16, **facts_fields})
     return semconv.extract(facts, attrs, events or [], issues), issues
 
 
@@ -153,8 +153,7 @@ def test_tool_requested_but_not_recorded_takes_result_from_the_conversation() ->
                                          "response": "shipped"}]}]),
         "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
             {"type": "text", "content": "It shipped."}]}]),
-    }, start_ns=3, end_ns=4)
-    second.span_id = b"\x03" * 8
+    }, span_id=b"\x03" * 8, start_ns=3, end_ns=4)
     turn = build_turn(first.trace_id, [second, first], "root_ended")
     assert turn.answer == "It shipped."
     assert [(c.name, c.arguments, c.result) for c in turn.tool_calls] == [

@@ -278,15 +278,15 @@ class OtlpDecoder:
                     if len(span_id) != 8 or span_id == bytes(8):
                         _bad_id(batch, "invalid_span_id", span.name)
                         continue
+                    parent = span.parent_span_id
                     facts = SpanFacts(
-                        span_id=span_id, trace_id=trace_id, parent_span_id=span.parent_span_id,
+                        span_id=span_id, trace_id=trace_id, parent_span_id=parent,
                         service=service, tenant=tenant, name=span.name,
                         start_ns=span.start_time_unix_nano, end_ns=span.end_time_unix_nano,
+                        is_root=not parent or span.flags & _PARENT_IS_REMOTE == _PARENT_IS_REMOTE,
+                        error=(span.status.message or "error")
+                        if span.status.code == STATUS_ERROR else None,
                     )
-                    parent = span.parent_span_id
-                    facts.is_root = not parent or span.flags & _PARENT_IS_REMOTE == _PARENT_IS_REMOTE
-                    if span.status.code == STATUS_ERROR:
-                        facts.error = span.status.message or "error"
                     try:
                         events = [(e.name, self._attrs(e.attributes, issues)) for e in span.events
                                   if e.name.startswith(semconv.EVENT_PREFIXES)]
@@ -315,7 +315,7 @@ class OtlpDecoder:
                 _bad_id(batch, *item)
             elif len(item) == 3:
                 _wrong_tenant(batch, item[1], "spans", None if item[2] else "")
-            else:  # (exception,): the model classes refused a mapped value
+            else:  # (exception,): the rules failed on a span (a bug)
                 _mapping_failed(batch, item[0])
         return batch
 

@@ -6,11 +6,10 @@ asks only for its own class.
 
 from __future__ import annotations
 
-from collections import Counter as Tally
-
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from monitor.ingest.otlp import Batch, Signal
+from monitor.ingest.semconv import compiled
 
 
 class IngestTelemetry:
@@ -76,9 +75,5 @@ class IngestTelemetry:
             self.spans_refused.labels(reason).inc(count)
         for reason, count in batch.issues.items():
             self.mapping_issues.labels(reason).inc(count)
-        conventions: Tally[str] = Tally()
-        for facts in batch.facts:
-            if not facts.is_log_fragment:
-                conventions.update(facts.conventions or ("unknown",))
-        for name, count in conventions.items():
+        for name, count in compiled.count_conventions(batch.facts):
             self.spans_by_convention.labels(name).inc(count)

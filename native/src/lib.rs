@@ -2,17 +2,19 @@
 //!
 //! `TraceDecoder.traces(body)` reads an ExportTraceServiceRequest's bytes (wire.rs: no protobuf
 //! objects), checks ids and tenant, walks attribute values (truncation, depth limit, bytes as
-//! base64), maps each span by the convention rules (semconv.rs) and builds its
-//! monitor.model.SpanFacts. It returns `(received, items, issues)`; each item, in request
+//! base64), maps each span by the convention rules (semconv.rs) and builds its SpanFacts
+//! (facts.rs). It returns `(received, items, issues)`; each item, in request
 //! order, is one of
 //!   a SpanFacts                                      a span, mapped
 //!   (reason, span name)                              a span refused for its id
 //!   ("tenant_mismatch", span count, tenant is None)  a resource's spans refused
-//!   (exception,)                                     a span the model classes refused (a bug)
+//!   (exception,)                                     a span the rules failed on (a bug)
 //! and a malformed body raises ValueError (monitor/ingest/otlp.py words the error).
 //! `map_span` and `map_log_events` apply the same rules to values Python decoded (the Python
-//! decoder, OTLP/JSON, log records).
+//! decoder, OTLP/JSON, log records). `Assembler` (assemble.rs) turns spans into turns.
 
+mod assemble;
+mod facts;
 mod json;
 mod readers;
 mod semconv;
@@ -20,9 +22,8 @@ mod value;
 mod wire;
 
 use pyo3::exceptions::PyValueError;
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 
 use wire::{fields, Value, FIXED32, FIXED64, LEN, VARINT};
 
@@ -301,15 +302,8 @@ impl TraceDecoder {
                 return Ok(count);
             }
         }
-        let service = if service.is_empty() {
-            py.None().into_bound(py)
-        } else {
-            PyString::new(py, service).into_any()
-        };
-        let tenant = match tenant {
-            None => py.None().into_bound(py),
-            Some(t) => PyString::new(py, t).into_any(),
-        };
+        let service = (!service.is_empty()).then(|| service.to_string());
+        let tenant = tenant.map(str::to_string);
         for (number, wire, v) in fields(buf) {
             if let (2, LEN, Value::Len(scope_spans)) = (number, wire, v) {
                 for (n, w, span) in fields(scope_spans) {
@@ -326,8 +320,8 @@ impl TraceDecoder {
         &self,
         py: Python<'py>,
         buf: &[u8],
-        service: &Bound<'py, PyAny>,
-        tenant: &Bound<'py, PyAny>,
+        service: &Option<String>,
+        tenant: &Option<String>,
         walk: &mut Walk,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (mut trace_id, mut span_id, mut parent): (&[u8], &[u8], &[u8]) = (b"", b"", b"");
@@ -390,32 +384,24 @@ impl TraceDecoder {
         } else {
             None
         };
-        let build = || -> PyResult<Bound<'py, PyAny>> {
-            let kwargs = mapped_fields(py, &facts)?;
-            kwargs.set_item(intern!(py, "trace_id"), PyBytes::new(py, trace_id))?;
-            kwargs.set_item(intern!(py, "span_id"), PyBytes::new(py, span_id))?;
-            kwargs.set_item(intern!(py, "parent_span_id"), PyBytes::new(py, parent))?;
-            kwargs.set_item(intern!(py, "service"), service)?;
-            kwargs.set_item(intern!(py, "tenant"), tenant)?;
-            kwargs.set_item(intern!(py, "name"), name)?;
-            kwargs.set_item(intern!(py, "start_ns"), start)?;
-            kwargs.set_item(intern!(py, "end_ns"), end)?;
-            kwargs.set_item(intern!(py, "is_root"), is_root)?;
-            kwargs.set_item(intern!(py, "error"), error)?;
-            models(py)?.span_facts.bind(py).call((), Some(&kwargs))
-        };
-        // A value the model classes refuse is a bug in the rules: the span is refused, counted.
-        build().or_else(|err| refused(py, err))
+        let mut span = facts::SpanFacts::new(trace_id, span_id);
+        span.parent_span_id = parent.to_vec();
+        (span.service, span.tenant) = (service.clone(), tenant.clone());
+        span.name = name.to_string();
+        (span.start_ns, span.end_ns, span.is_root) = (start, end, is_root);
+        span.error = error.map(str::to_string);
+        span.set_facts(facts);
+        Ok(Bound::new(py, span)?.into_any())
     }
 }
 
-/// The item for a span the rules or the model classes failed on: `(exception,)`.
+/// The item for a span the rules failed on: `(exception,)`.
 fn refused<'py>(py: Python<'py>, err: PyErr) -> PyResult<Bound<'py, PyAny>> {
     PyTuple::new(py, [err.value(py).clone()]).map(Bound::into_any)
 }
 
 /// A value as Python: lists, dicts (keys in order), ints of any size, floats.
-fn to_py<'py>(py: Python<'py>, value: &value::Value) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_py<'py>(py: Python<'py>, value: &value::Value) -> PyResult<Bound<'py, PyAny>> {
     use value::Value as V;
     Ok(match value {
         V::Null => py.None().into_bound(py),
@@ -443,7 +429,7 @@ fn to_py<'py>(py: Python<'py>, value: &value::Value) -> PyResult<Bound<'py, PyAn
 
 /// A Python value as the rules read it: a string with an unpaired surrogate is mended (U+FFFD),
 /// a value of another type is read as its `str`.
-fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<value::Value> {
+pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<value::Value> {
     use value::Value as V;
     Ok(if obj.is_none() {
         V::Null
@@ -517,134 +503,6 @@ fn guarded<T>(rules: impl FnOnce() -> T) -> PyResult<T> {
     })
 }
 
-/// monitor.model's classes, which the mapped facts are built as.
-struct Models {
-    span_facts: Py<PyAny>,
-    message: Py<PyAny>,
-    tool_call: Py<PyAny>,
-    document: Py<PyAny>,
-    feedback: Py<PyAny>,
-}
-
-static MODELS: pyo3::sync::GILOnceCell<Models> = pyo3::sync::GILOnceCell::new();
-
-fn models(py: Python<'_>) -> PyResult<&'static Models> {
-    MODELS.get_or_try_init(py, || {
-        let module = py.import("monitor.model")?;
-        let class = |name: &str| module.getattr(name).map(Bound::unbind);
-        Ok(Models {
-            span_facts: class("SpanFacts")?,
-            message: class("Message")?,
-            tool_call: class("ToolCall")?,
-            document: class("RetrievedDocument")?,
-            feedback: class("Feedback")?,
-        })
-    })
-}
-
-fn opt_str<'py>(py: Python<'py>, s: &Option<String>) -> Bound<'py, PyAny> {
-    match s {
-        Some(s) => PyString::new(py, s).into_any(),
-        None => py.None().into_bound(py),
-    }
-}
-
-fn tool_call_py<'py>(py: Python<'py>, m: &Models, c: &semconv::ToolCall) -> PyResult<Bound<'py, PyAny>> {
-    let kwargs = PyDict::new(py);
-    kwargs.set_item(intern!(py, "name"), &c.name)?;
-    kwargs.set_item(intern!(py, "arguments"), to_py(py, &c.arguments)?)?;
-    kwargs.set_item(intern!(py, "result"), to_py(py, &c.result)?)?;
-    kwargs.set_item(intern!(py, "error"), opt_str(py, &c.error))?;
-    kwargs.set_item(intern!(py, "call_id"), opt_str(py, &c.call_id))?;
-    m.tool_call.bind(py).call((), Some(&kwargs))
-}
-
-fn messages_py<'py>(py: Python<'py>, m: &Models, messages: &[semconv::Message]) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::empty(py);
-    for message in messages {
-        let calls = PyList::empty(py);
-        for call in &message.tool_calls {
-            calls.append(tool_call_py(py, m, call)?)?;
-        }
-        list.append(m.message.bind(py).call1((
-            &message.role,
-            opt_str(py, &message.content),
-            calls,
-            opt_str(py, &message.tool_call_id),
-        ))?)?;
-    }
-    Ok(list)
-}
-
-/// The mapped fields that differ from a fresh SpanFacts', as keyword arguments for it.
-fn mapped_fields<'py>(py: Python<'py>, f: &semconv::Facts) -> PyResult<Bound<'py, PyDict>> {
-    let m = models(py)?;
-    let out = PyDict::new(py);
-    if f.role != "other" {
-        out.set_item(intern!(py, "role"), f.role)?;
-    }
-    if !f.conventions.is_empty() {
-        out.set_item(intern!(py, "conventions"), pyo3::types::PySet::new(py, &f.conventions)?)?;
-    }
-    for (name, messages) in [(intern!(py, "input_messages"), &f.input_messages),
-                             (intern!(py, "output_messages"), &f.output_messages)] {
-        if let Some(messages) = messages {
-            out.set_item(name, messages_py(py, m, messages)?)?;
-        }
-    }
-    for (name, messages) in [(intern!(py, "event_inputs"), &f.event_inputs),
-                             (intern!(py, "event_outputs"), &f.event_outputs)] {
-        if !messages.is_empty() {
-            out.set_item(name, messages_py(py, m, messages)?)?;
-        }
-    }
-    for (name, text) in [
-        (intern!(py, "input_text"), &f.input_text), (intern!(py, "output_text"), &f.output_text),
-        (intern!(py, "model"), &f.model), (intern!(py, "question"), &f.question),
-        (intern!(py, "answer"), &f.answer), (intern!(py, "route"), &f.route),
-        (intern!(py, "scenario_id"), &f.scenario_id),
-        (intern!(py, "conversation_id"), &f.conversation_id),
-    ] {
-        if let Some(text) = text {
-            out.set_item(name, text)?;
-        }
-    }
-    if !f.documents.is_empty() {
-        let docs = PyList::empty(py);
-        for d in &f.documents {
-            let kwargs = PyDict::new(py);
-            kwargs.set_item(intern!(py, "id"), opt_str(py, &d.id))?;
-            kwargs.set_item(intern!(py, "content"), opt_str(py, &d.content))?;
-            kwargs.set_item(intern!(py, "score"), d.score)?;
-            docs.append(m.document.bind(py).call((), Some(&kwargs))?)?;
-        }
-        out.set_item(intern!(py, "documents"), docs)?;
-    }
-    if let Some(tool) = &f.tool {
-        out.set_item(intern!(py, "tool"), tool_call_py(py, m, tool)?)?;
-    }
-    if let Some(feedback) = &f.feedback {
-        let kwargs = PyDict::new(py);
-        kwargs.set_item(intern!(py, "score"), feedback.score)?;
-        kwargs.set_item(intern!(py, "comment"), opt_str(py, &feedback.comment))?;
-        out.set_item(intern!(py, "feedback"), m.feedback.bind(py).call((), Some(&kwargs))?)?;
-    }
-    if let Some(calls) = &f.expected_tool_calls {
-        let list = PyList::empty(py);
-        for call in calls {
-            list.append(tool_call_py(py, m, call)?)?;
-        }
-        out.set_item(intern!(py, "expected_tool_calls"), list)?;
-    }
-    if f.input_tokens != 0 {
-        out.set_item(intern!(py, "input_tokens"), f.input_tokens)?;
-    }
-    if f.output_tokens != 0 {
-        out.set_item(intern!(py, "output_tokens"), f.output_tokens)?;
-    }
-    Ok(out)
-}
-
 fn attrs_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, value::Value)>> {
     match from_py(obj)? {
         value::Value::Map(items) => Ok(items),
@@ -662,30 +520,30 @@ fn events_from_py(events: &Bound<'_, PyAny>) -> PyResult<Vec<semconv::Event>> {
 }
 
 /// The rules (semconv.rs) on a span's attributes and events given as Python values (the
-/// Python decoder's, OTLP/JSON's): (the mapped fields, as SpanFacts keyword arguments; issues).
+/// Python decoder's, OTLP/JSON's), into `facts`; returns the issues found.
 #[pyfunction]
-fn map_span<'py>(
-    py: Python<'py>,
-    attrs: &Bound<'py, PyAny>,
-    events: &Bound<'py, PyAny>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<(String, u64)>)> {
+fn map_span(
+    facts: &Bound<'_, facts::SpanFacts>,
+    attrs: &Bound<'_, PyAny>,
+    events: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(String, u64)>> {
     let attrs = attrs_from_py(attrs)?;
     let events = events_from_py(events)?;
     let mut issues = readers::Issues::default();
-    let facts = guarded(|| semconv::extract(&attrs, &events, &mut issues))?;
-    Ok((mapped_fields(py, &facts)?, issues.0))
+    let mapped = guarded(|| semconv::extract(&attrs, &events, &mut issues))?;
+    facts.borrow_mut().set_facts(mapped);
+    Ok(issues.0)
 }
 
-/// Log records' GenAI events about one span, in order: (mapped fields; issues).
+/// Log records' GenAI events about one span, in order, into its fragment `facts`; returns the
+/// issues found.
 #[pyfunction]
-fn map_log_events<'py>(
-    py: Python<'py>,
-    events: &Bound<'py, PyAny>,
-) -> PyResult<(Bound<'py, PyDict>, Vec<(String, u64)>)> {
+fn map_log_events(facts: &Bound<'_, facts::SpanFacts>, events: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u64)>> {
     let events = events_from_py(events)?;
     let mut issues = readers::Issues::default();
-    let facts = guarded(|| semconv::extract_events(&events, &mut issues))?;
-    Ok((mapped_fields(py, &facts)?, issues.0))
+    let mapped = guarded(|| semconv::extract_events(&events, &mut issues))?;
+    facts.borrow_mut().set_facts(mapped);
+    Ok(issues.0)
 }
 
 /// A tool's output as the rules read it: the decoded value when it is JSON, else as given
@@ -726,6 +584,10 @@ fn assistant_monitor_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         eprintln!("assistant_monitor_native: a bug at {at}");
     }));
     m.add_class::<TraceDecoder>()?;
+    m.add_class::<facts::SpanFacts>()?;
+    m.add_function(wrap_pyfunction!(facts::count_conventions, m)?)?;
+    m.add_class::<assemble::Assembler>()?;
+    m.add_function(wrap_pyfunction!(assemble::py_build_turn, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(json_loads, m)?)?;
     m.add_function(wrap_pyfunction!(json_redump, m)?)?;

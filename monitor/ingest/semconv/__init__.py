@@ -26,22 +26,18 @@ Event = tuple[str, Attrs]  # (name, attributes or body)
 EVENT_PREFIXES: tuple[str, ...] = tuple(compiled.EVENT_PREFIXES)  # span events the rules read
 
 
-def _apply(facts: SpanFacts, mapped: tuple[dict[str, Any], list[tuple[str, int]]],
-           issues: Counter[str]) -> SpanFacts:
-    fields, found = mapped
-    facts.conventions |= fields.pop("conventions", set())
-    for name, value in fields.items():
-        setattr(facts, name, value)
+def _count(found: list[tuple[str, int]], issues: Counter[str]) -> None:
     for reason, count in found:
         issues[reason] += count
-    return facts
 
 
 def extract(facts: SpanFacts, attrs: Attrs, events: list[Event], issues: Counter[str]) -> SpanFacts:
     """Fill fresh `facts` from a span's attributes and (already filtered) events."""
-    return _apply(facts, compiled.map_span(attrs, events), issues)
+    _count(compiled.map_span(facts, attrs, events), issues)
+    return facts
 
 
 def extract_log_events(facts: SpanFacts, events: list[Event], issues: Counter[str]) -> SpanFacts:
     """Fill fresh `facts` from the GenAI events of log records about one span, in order."""
-    return _apply(facts, compiled.map_log_events(events), issues)
+    _count(compiled.map_log_events(facts, events), issues)
+    return facts

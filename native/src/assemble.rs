@@ -1,0 +1,576 @@
+//! Assembly: spans of one trace become one turn (monitor/assemble.py states the rules; this is
+//! where they run). `Assembler` buffers each trace's SpanFacts until its turn is due, within
+//! bounds; `build_turn` composes the turn and hands Python one monitor.model.AssistantTurn.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::facts::{document_dict, feedback_dict, opt_str, tool_call_dict, SpanFacts};
+use crate::readers;
+use crate::semconv::{Message, ToolCall};
+use crate::value::Value;
+
+struct Pending {
+    seq: u64, // its place in `order`
+    first_seen: f64,
+    spans: Vec<Py<SpanFacts>>, // in order of arrival
+    index: HashMap<Vec<u8>, usize>, // span id -> its place in `spans`
+    root_seen: bool,
+    size: usize, // accounted bytes of its span facts
+}
+
+/// Turns being assembled and the traces recently completed, bounded.
+#[pyclass(module = "assistant_monitor_native")]
+pub struct Assembler {
+    max_traces: usize,
+    max_spans: usize,
+    max_spans_per_trace: usize,
+    max_size: usize,
+    root_grace_s: f64,
+    decision_wait_s: f64,
+    remember_completed: usize,
+    pending: HashMap<Vec<u8>, Pending>,
+    // Oldest first; an entry whose trace left `pending` (or came back: another seq) is skipped.
+    order: VecDeque<(u64, Vec<u8>)>,
+    root_deadlines: VecDeque<(f64, Vec<u8>)>, // the grace is constant: sorted
+    completed: HashMap<Vec<u8>, u64>,
+    completed_order: VecDeque<(u64, Vec<u8>)>,
+    seq: u64,
+    #[pyo3(get)]
+    span_count: usize,
+    #[pyo3(get)]
+    size: usize,
+}
+
+type Completed<'py> = Bound<'py, PyList>;
+
+#[pymethods]
+impl Assembler {
+    #[new]
+    #[pyo3(signature = (*, max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s,
+                        decision_wait_s, remember_completed))]
+    fn new(max_traces: usize, max_spans: usize, max_spans_per_trace: usize, max_size: usize,
+           root_grace_s: f64, decision_wait_s: f64, remember_completed: usize) -> Self {
+        Assembler {
+            max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s, decision_wait_s,
+            remember_completed,
+            pending: HashMap::new(),
+            order: VecDeque::new(),
+            root_deadlines: VecDeque::new(),
+            completed: HashMap::new(),
+            completed_order: VecDeque::new(),
+            seq: 0,
+            span_count: 0,
+            size: 0,
+        }
+    }
+
+    #[getter]
+    fn trace_count(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn holds(&self, trace_id: &[u8]) -> bool {
+        self.pending.contains_key(trace_id)
+    }
+
+    /// Buffer spans. Returns (turns flushed early to make room, spans refused as late, spans
+    /// refused because their trace is too large, the limit each flush was for).
+    fn add<'py>(&mut self, py: Python<'py>, facts: &Bound<'py, PyList>, now: f64)
+        -> PyResult<(Completed<'py>, u64, u64, Vec<&'static str>)> {
+        let (mut late, mut too_large) = (0u64, 0u64);
+        for item in facts.iter() {
+            let item = item.downcast_into::<SpanFacts>()?;
+            let f = item.borrow();
+            let trace_id = &f.trace_id;
+            if !self.pending.contains_key(trace_id) {
+                if self.completed.contains_key(trace_id) {
+                    late += 1;
+                    continue;
+                }
+                self.seq += 1;
+                self.order.push_back((self.seq, trace_id.clone()));
+                self.pending.insert(trace_id.clone(), Pending {
+                    seq: self.seq, first_seen: now, spans: Vec::new(), index: HashMap::new(),
+                    root_seen: false, size: 0,
+                });
+            }
+            let pending = self.pending.get_mut(trace_id).expect("inserted above");
+            let known = pending.index.get(&f.span_id).copied();
+            if known.is_none() && pending.spans.len() >= self.max_spans_per_trace && !f.is_root {
+                // The root is always kept: it ends the turn and often carries its question.
+                too_large += 1;
+                continue;
+            }
+            let size = f.size(); // a merged fragment is charged whole: an upper bound
+            pending.size += size;
+            self.size += size;
+            let known = match known {
+                Some(n) => {
+                    let known = pending.spans[n].bind(py);
+                    if !known.is(&item) {
+                        known.borrow_mut().merge(&f);
+                    }
+                    known.clone()
+                }
+                None => {
+                    pending.index.insert(f.span_id.clone(), pending.spans.len());
+                    pending.spans.push(item.clone().unbind());
+                    self.span_count += 1;
+                    item.clone()
+                }
+            };
+            drop(f);
+            let known = known.borrow();
+            if known.is_root && !known.is_log_fragment && !pending.root_seen {
+                pending.root_seen = true;
+                self.root_deadlines.push_back((now + self.root_grace_s, known.trace_id.clone()));
+            }
+        }
+        let flushed = PyList::empty(py);
+        let mut evicted = Vec::new();
+        while let Some(limit) = self.over_limit() {
+            let Some(oldest) = self.oldest() else { break };
+            evicted.push(limit);
+            flushed.append(self.complete(py, &oldest, "evicted")?)?;
+        }
+        Ok((flushed, late, too_large, evicted))
+    }
+
+    /// Complete the turns that are due.
+    fn expire<'py>(&mut self, py: Python<'py>, now: f64) -> PyResult<Completed<'py>> {
+        let done = PyList::empty(py);
+        while self.root_deadlines.front().is_some_and(|(due, _)| *due <= now) {
+            let (_, trace_id) = self.root_deadlines.pop_front().expect("checked");
+            if self.pending.contains_key(&trace_id) {
+                done.append(self.complete(py, &trace_id, "root_ended")?)?;
+            }
+        }
+        while let Some(oldest) = self.oldest() {
+            if self.pending[&oldest].first_seen + self.decision_wait_s > now {
+                break;
+            }
+            done.append(self.complete(py, &oldest, "decision_wait")?)?;
+        }
+        Ok(done)
+    }
+
+    /// Drop turns being assembled without completing them (their source will re-send), and
+    /// forget those completed: a re-send is assembled again, not refused as late.
+    fn discard(&mut self, trace_ids: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let mut dropped = 0;
+        for trace_id in trace_ids.try_iter()? {
+            let trace_id: Vec<u8> = trace_id?.extract()?;
+            self.completed.remove(&trace_id);
+            if let Some(pending) = self.pending.remove(&trace_id) {
+                self.span_count -= pending.spans.len();
+                self.size -= pending.size;
+                dropped += 1;
+            }
+        }
+        Ok(dropped)
+    }
+
+    fn flush_all<'py>(&mut self, py: Python<'py>) -> PyResult<Completed<'py>> {
+        let done = PyList::empty(py);
+        while let Some(oldest) = self.oldest() {
+            done.append(self.complete(py, &oldest, "shutdown")?)?;
+        }
+        Ok(done)
+    }
+}
+
+impl Assembler {
+    fn over_limit(&self) -> Option<&'static str> {
+        if self.pending.len() > self.max_traces {
+            Some("traces")
+        } else if self.span_count > self.max_spans {
+            Some("spans")
+        } else if self.size > self.max_size {
+            Some("bytes")
+        } else {
+            None
+        }
+    }
+
+    /// The trace pending longest, skipping the places of traces gone.
+    fn oldest(&mut self) -> Option<Vec<u8>> {
+        while let Some((seq, trace_id)) = self.order.front() {
+            if self.pending.get(trace_id).is_some_and(|p| p.seq == *seq) {
+                return Some(trace_id.clone());
+            }
+            self.order.pop_front();
+        }
+        None
+    }
+
+    fn complete<'py>(&mut self, py: Python<'py>, trace_id: &[u8], reason: &str) -> PyResult<Bound<'py, PyAny>> {
+        let pending = self.pending.remove(trace_id).expect("a pending trace");
+        self.span_count -= pending.spans.len();
+        self.size -= pending.size;
+        if self.remember_completed > 0 {
+            self.seq += 1;
+            self.completed.insert(trace_id.to_vec(), self.seq);
+            self.completed_order.push_back((self.seq, trace_id.to_vec()));
+            while self.completed.len() > self.remember_completed {
+                let (seq, oldest) = self.completed_order.pop_front().expect("as many as remembered");
+                if self.completed.get(&oldest) == Some(&seq) {
+                    self.completed.remove(&oldest);
+                }
+            }
+            if self.completed_order.len() > 2 * self.remember_completed {
+                let completed = &self.completed;
+                self.completed_order.retain(|(seq, t)| completed.get(t) == Some(seq));
+            }
+        }
+        let spans: Vec<PyRef<'_, SpanFacts>> = pending.spans.iter().map(|s| s.borrow(py)).collect();
+        let spans: Vec<&SpanFacts> = spans.iter().map(|s| &**s).collect();
+        build_turn(py, trace_id, spans, reason)
+    }
+}
+
+/// build_turn for Python (tests): the turn that these spans of one trace make.
+#[pyfunction(name = "build_turn")]
+pub fn py_build_turn<'py>(py: Python<'py>, trace_id: &[u8], spans: Vec<PyRef<'py, SpanFacts>>,
+                          completion: &str) -> PyResult<Bound<'py, PyAny>> {
+    build_turn(py, trace_id, spans.iter().map(|s| &**s).collect(), completion)
+}
+
+// -- composition: the rules of monitor/assemble.py's docstring ---------------------------------
+
+type Span<'a> = &'a SpanFacts;
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn truthy(s: &Option<String>) -> bool {
+    s.as_deref().is_some_and(|s| !s.is_empty())
+}
+
+fn inputs<'a>(s: Span<'a>) -> &'a [Message] {
+    match &s.facts.input_messages {
+        Some(m) if !m.is_empty() => m,
+        _ => &s.facts.event_inputs,
+    }
+}
+
+fn outputs<'a>(s: Span<'a>) -> &'a [Message] {
+    match &s.facts.output_messages {
+        Some(m) if !m.is_empty() => m,
+        _ => &s.facts.event_outputs,
+    }
+}
+
+fn last_user_text(messages: &[Message]) -> Option<&str> {
+    messages.iter().rev().find(|m| m.role == "user" && truthy(&m.content))?.content.as_deref()
+}
+
+fn final_text(messages: &[Message]) -> Option<&str> {
+    messages.iter().rev()
+        .find(|m| (m.role == "assistant" || m.role.is_empty()) && truthy(&m.content))?
+        .content.as_deref()
+}
+
+/// Python's str.isspace for one character.
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// Does a user message carry the retrieved documents? Then it is a prompt built around the
+/// question, not the question. (A document's first 200 characters, stripped.)
+fn quotes_documents(prompt: &str, spans: &[Span]) -> bool {
+    spans.iter().flat_map(|s| &s.facts.documents).any(|d| match d.content.as_deref() {
+        Some(content) if !content.is_empty() => {
+            let stripped = content.trim_matches(py_space);
+            let cut = stripped.char_indices().nth(200).map_or(stripped.len(), |(at, _)| at);
+            prompt.contains(&stripped[..cut])
+        }
+        _ => false,
+    })
+}
+
+/// field -> [span id, span name, the span's fact it came from, the span's conventions]: what
+/// `turns --explain` shows. A field set twice keeps its first place, as a dict's key does.
+#[derive(Default)]
+struct Sources(Vec<(String, [String; 4])>);
+
+impl Sources {
+    fn set(&mut self, field: String, span: Span, origin: &str) {
+        let source = [hex(&span.span_id), span.name.clone(), origin.to_string(), span.conventions.join(",")];
+        match self.0.iter_mut().find(|(f, _)| *f == field) {
+            Some(slot) => slot.1 = source,
+            None => self.0.push((field, source)),
+        }
+    }
+}
+
+fn messages_origin(s: Span, outputs: bool) -> &'static str {
+    let given = |m: &Option<Vec<Message>>| m.as_ref().is_some_and(|m| !m.is_empty());
+    match outputs {
+        true if given(&s.facts.output_messages) => "output_messages",
+        true => "output_events",
+        false if given(&s.facts.input_messages) => "input_messages",
+        false => "input_events",
+    }
+}
+
+/// Tool calls the model asked for in this turn: in each call's output, and in the history it
+/// was given after the last user message (earlier turns' calls are not this turn's).
+fn requested_calls<'a>(llm_calls: &[Span<'a>]) -> Vec<(Span<'a>, &'a ToolCall)> {
+    let mut requested = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for &span in llm_calls {
+        let inputs = inputs(span);
+        let after_user = inputs.iter().rposition(|m| m.role == "user").map_or(0, |i| i + 1);
+        let history = inputs[after_user..].iter().filter(|m| m.role == "assistant");
+        for message in history.chain(outputs(span)) {
+            for call in &message.tool_calls {
+                if let Some(id) = call.call_id.as_deref().filter(|id| !id.is_empty()) {
+                    if !seen.insert(id) {
+                        continue;
+                    }
+                }
+                requested.push((span, call));
+            }
+        }
+    }
+    requested
+}
+
+/// Executed tool spans first; then calls the model requested that no span recorded, with
+/// their results taken from later `tool` messages.
+fn tool_calls(spans: &[Span], llm_calls: &[Span], sources: &mut Sources) -> Vec<ToolCall> {
+    let mut calls: Vec<ToolCall> = Vec::new();
+    for &span in spans {
+        if let Some(tool) = &span.facts.tool {
+            let mut call = tool.clone();
+            if !truthy(&call.error) {
+                call.error.clone_from(&span.error);
+            }
+            sources.set(format!("tool_calls.{}", calls.len()), span, "tool");
+            calls.push(call);
+        }
+    }
+    let mut results: HashMap<&str, (&Option<String>, Span)> = HashMap::new();
+    for &s in llm_calls {
+        for m in inputs(s) {
+            if let Some(id) = m.tool_call_id.as_deref().filter(|id| !id.is_empty() && m.role == "tool") {
+                results.insert(id, (&m.content, s));
+            }
+        }
+    }
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    for (n, c) in calls.iter().enumerate() {
+        if let Some(id) = c.call_id.as_ref().filter(|id| !id.is_empty()) {
+            by_id.insert(id.clone(), n);
+        }
+    }
+    let mut matched: HashSet<usize> = HashSet::new();
+    for (request_span, requested) in requested_calls(llm_calls) {
+        let requested_id = requested.call_id.as_deref().filter(|id| !id.is_empty());
+        let mut found = requested_id.and_then(|id| by_id.get(id).copied());
+        if found.is_none() {  // executed spans without ids: match by name, in order
+            found = (0..calls.len()).find(|n| calls[*n].call_id.is_none()
+                && calls[*n].name == requested.name && !matched.contains(n));
+        }
+        let key = format!("tool_calls.{}", found.unwrap_or(calls.len()));
+        sources.set(format!("{key}.arguments"), request_span, "requested_call");
+        let answer_id = found.and_then(|n| calls[n].call_id.as_deref().filter(|id| !id.is_empty()))
+            .or(requested_id);
+        let answered = answer_id.and_then(|id| results.get(id)).copied();
+        let answer = answered.and_then(|(content, span)| content.as_deref().map(|c| (c, span)));
+        if let Some((_, span)) = answer {
+            sources.set(format!("{key}.result"), span, "tool_message");
+        }
+        if let Some(n) = found {  // the conversation is the record; the span fills its gaps
+            matched.insert(n);
+            let call = &mut calls[n];
+            if !truthy(&call.call_id) {
+                call.call_id.clone_from(&requested.call_id);
+            }
+            if requested.arguments != Value::Null {
+                call.arguments = requested.arguments.clone();
+            }
+            if let Some((content, _)) = answer {  // as the tool returned it
+                let mut uncounted = readers::Issues::default();
+                call.result = readers::maybe_json(Some(&Value::Str(content.to_string())), &mut uncounted)
+                    .unwrap_or_default();
+            }
+            continue;
+        }
+        let mut call = requested.clone();
+        call.result = answer.map_or(Value::Null, |(c, _)| Value::Str(c.to_string()));
+        sources.set(key, request_span, "requested_call");
+        if let Some(id) = call.call_id.as_ref().filter(|id| !id.is_empty()) {
+            by_id.insert(id.clone(), calls.len());
+        }
+        calls.push(call);
+    }
+    calls
+}
+
+type Candidate<'a> = (Option<&'a str>, Span<'a>, &'static str); // a value, its span, which fact
+
+/// The first candidate with a value; where it came from goes into `sources`.
+fn pick<'a>(field: &str, candidates: impl Iterator<Item = Candidate<'a>>, sources: &mut Sources)
+    -> Option<&'a str> {
+    for (value, span, origin) in candidates {
+        if let Some(value) = value.filter(|v| !v.is_empty()) {
+            sources.set(field.to_string(), span, origin);
+            return Some(value);
+        }
+    }
+    None
+}
+
+fn question_candidates<'a>(spans: &[Span<'a>], entry: &[Span<'a>], llm_calls: &[Span<'a>])
+    -> Vec<Candidate<'a>> {
+    let mut out: Vec<Candidate<'a>> = Vec::new();
+    out.extend(spans.iter().map(|s| (s.facts.question.as_deref(), *s, "question")));
+    out.extend(entry.iter().map(|s| (s.facts.input_text.as_deref(), *s, "input_text")));
+    // the last user message the agent received
+    out.extend(entry.iter().rev().map(|s| (last_user_text(inputs(s)), *s, messages_origin(s, false))));
+    let retrieval = spans.iter().find(|s| s.facts.role == "retrieval" && truthy(&s.facts.input_text));
+    if let Some(&first_call) = llm_calls.first() {
+        let prompt = last_user_text(inputs(first_call));
+        if let (Some(prompt), Some(r)) = (prompt.filter(|p| !p.is_empty()), retrieval) {
+            if quotes_documents(prompt, spans) {
+                out.push((r.facts.input_text.as_deref(), r, "input_text"));
+            }
+        }
+        out.push((prompt, first_call, messages_origin(first_call, false)));
+    }
+    if let Some(r) = retrieval {
+        out.push((r.facts.input_text.as_deref(), r, "input_text"));
+    }
+    out
+}
+
+fn by_end_latest_first<'a>(spans: &[Span<'a>]) -> Vec<Span<'a>> {
+    let mut sorted = spans.to_vec();
+    sorted.sort_by(|a, b| b.end_ns.cmp(&a.end_ns)); // stable, as Python's sorted(reverse=True)
+    sorted
+}
+
+fn answer_candidates<'a>(spans: &[Span<'a>], entry: &[Span<'a>], llm_calls: &[Span<'a>])
+    -> Vec<Candidate<'a>> {
+    let mut out: Vec<Candidate<'a>> = Vec::new();
+    out.extend(spans.iter().rev().map(|s| (s.facts.answer.as_deref(), *s, "answer")));
+    out.extend(entry.iter().map(|s| (s.facts.output_text.as_deref(), *s, "output_text")));
+    for s in entry.iter().copied().chain(by_end_latest_first(llm_calls)) {
+        out.push((final_text(outputs(s)), s, messages_origin(s, true)));
+    }
+    out
+}
+
+fn first_text<'a>(spans: impl Iterator<Item = &'a Option<String>>) -> Option<&'a str> {
+    spans.filter_map(|s| s.as_deref()).find(|s| !s.is_empty())
+}
+
+fn tool_calls_py<'py>(py: Python<'py>, calls: &[ToolCall]) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, calls.iter().map(|c| tool_call_dict(py, c)).collect::<PyResult<Vec<_>>>()?)
+}
+
+static TURN: pyo3::sync::GILOnceCell<Py<PyAny>> = pyo3::sync::GILOnceCell::new();
+
+pub fn build_turn<'py>(py: Python<'py>, trace_id: &[u8], mut spans: Vec<Span>, completion: &str)
+    -> PyResult<Bound<'py, PyAny>> {
+    // Log fragments whose span never arrived still carry content: they stay, untimed, first.
+    spans.sort_by_key(|s| (s.start_ns, s.end_ns)); // stable
+    let root = spans.iter().copied().find(|s| s.is_root);
+    let llm_calls: Vec<Span> = spans.iter().copied()
+        .filter(|s| s.facts.role == "llm" && (!inputs(s).is_empty() || !outputs(s).is_empty()))
+        .collect();
+    let mut entry: Vec<Span> = spans.iter().copied()
+        .filter(|s| s.facts.role == "chain" || s.facts.role == "agent").collect();
+    if let Some(root) = root {
+        if let Some(at) = entry.iter().position(|s| std::ptr::eq(*s, root)) {
+            entry.remove(at);
+            entry.insert(0, root);
+        }
+    }
+
+    let mut sources = Sources::default();
+    let question = pick("question", question_candidates(&spans, &entry, &llm_calls).into_iter(), &mut sources);
+    let answer = pick("answer", answer_candidates(&spans, &entry, &llm_calls).into_iter(), &mut sources);
+
+    let documents = PyList::empty(py);
+    let mut seen: HashSet<(Option<&str>, Option<&str>)> = HashSet::new();
+    for &span in &spans {
+        for doc in &span.facts.documents {
+            if seen.insert((doc.id.as_deref(), doc.content.as_deref())) {
+                sources.set(format!("documents.{}", documents.len()), span, "documents");
+                documents.append(document_dict(py, doc)?)?;
+            }
+        }
+    }
+
+    let starts = spans.iter().map(|s| s.start_ns).filter(|n| *n != 0);
+    let start = starts.clone().min();
+    let end = spans.iter().map(|s| s.end_ns).filter(|n| *n != 0).max();
+    let model_span = by_end_latest_first(&llm_calls).into_iter().find(|s| truthy(&s.facts.model));
+    if let Some(s) = model_span {
+        sources.set("model".to_string(), s, "model");
+    }
+    let first = root.or(spans.first().copied());
+    let calls = tool_calls(&spans, &llm_calls, &mut sources);
+
+    let kwargs = PyDict::new(py);
+    let set = |key: &Bound<'py, pyo3::types::PyString>, value: Bound<'py, PyAny>| kwargs.set_item(key, value);
+    let text = |t: Option<&str>| opt_str(py, &t.map(str::to_string));
+    set(intern!(py, "trace_id"), hex(trace_id).into_pyobject(py)?.into_any())?;
+    set(intern!(py, "root_span_id"), text(root.map(|r| hex(&r.span_id)).as_deref()))?;
+    let service = first.and_then(|f| f.service.as_deref()).filter(|s| !s.is_empty())
+        .or_else(|| first_text(spans.iter().map(|s| &s.service)))
+        .unwrap_or("unknown");
+    set(intern!(py, "service"), service.into_pyobject(py)?.into_any())?;
+    set(intern!(py, "tenant"), text(first_text(spans.iter().map(|s| &s.tenant))))?;
+    set(intern!(py, "route"), text(first_text(spans.iter().map(|s| &s.facts.route))))?;
+    set(intern!(py, "question"), text(question))?;
+    set(intern!(py, "documents"), documents.into_any())?;
+    set(intern!(py, "answer"), text(answer))?;
+    set(intern!(py, "tool_calls"), tool_calls_py(py, &calls)?.into_any())?;
+    let model = match model_span {
+        Some(s) => s.facts.model.as_deref(),
+        None => first_text(spans.iter().map(|s| &s.facts.model)),
+    };
+    set(intern!(py, "model"), text(model))?;
+    if let Some(feedback) = spans.iter().rev().find_map(|s| s.facts.feedback.as_ref()) {
+        set(intern!(py, "feedback"), feedback_dict(py, feedback)?.into_any())?;
+    }
+    set(intern!(py, "error"), text(first_text(spans.iter().map(|s| &s.error))))?;
+    set(intern!(py, "scenario_id"), text(first_text(spans.iter().map(|s| &s.facts.scenario_id))))?;
+    if let Some(expected) = spans.iter().find_map(|s| s.facts.expected_tool_calls.as_deref()) {
+        set(intern!(py, "expected_tool_calls"), tool_calls_py(py, expected)?.into_any())?;
+    }
+    set(intern!(py, "conversation_id"),
+        text(first_text(spans.iter().map(|s| &s.facts.conversation_id))))?;
+    set(intern!(py, "start_time_unix_nano"), start.unwrap_or(0).into_pyobject(py)?.into_any())?;
+    let duration_ms = match (start, end) {
+        (Some(start), Some(end)) => (end as i128 - start as i128) as f64 / 1e6,
+        _ => 0.0,
+    };
+    set(intern!(py, "duration_ms"), duration_ms.into_pyobject(py)?.into_any())?;
+    let tokens = |read: fn(Span) -> i64| spans.iter().map(|s| read(s) as i128).sum::<i128>();
+    set(intern!(py, "input_tokens"), tokens(|s| s.facts.input_tokens).into_pyobject(py)?.into_any())?;
+    set(intern!(py, "output_tokens"), tokens(|s| s.facts.output_tokens).into_pyobject(py)?.into_any())?;
+    set(intern!(py, "span_count"), spans.len().into_pyobject(py)?.into_any())?;
+    let mut conventions: Vec<&str> = spans.iter().flat_map(|s| s.conventions.iter().map(String::as_str)).collect();
+    conventions.sort_unstable();
+    conventions.dedup();
+    set(intern!(py, "conventions"), PyList::new(py, conventions)?.into_any())?;
+    set(intern!(py, "completion"), completion.into_pyobject(py)?.into_any())?;
+    let explained = PyDict::new(py);
+    for (field, source) in &sources.0 {
+        explained.set_item(field, PyList::new(py, source)?)?;
+    }
+    set(intern!(py, "sources"), explained.into_any())?;
+    let class = TURN.get_or_try_init(py, || {
+        py.import("monitor.model")?.getattr("AssistantTurn").map(Bound::unbind)
+    })?;
+    class.bind(py).call((), Some(&kwargs))
+}
