@@ -79,15 +79,28 @@ class AssemblyTelemetry:
             "assistant_assembly_evictions", "Turns flushed early because the assembly buffer hit "
             "a limit (traces, spans, bytes).", ["limit"], registry=r)
 
-    def count_turn(self, turn: AssistantTurn, service: str, route: str) -> None:
-        """An assembled turn (service and route already bounded by their label guards)."""
-        self.turns_received.labels(service, route).inc()
-        for call in turn.tool_calls:
-            self.tool_calls.labels(service, route, "error" if call.error else "ok").inc()
-        if not turn.question:
-            self.turns_incomplete.labels("no_question").inc()
-        if not turn.answer:
-            self.turns_incomplete.labels("no_answer").inc()
+    def count_turns(self, turns: list[AssistantTurn], services: Callable[[str | None], str],
+                    routes: Callable[[str | None], str]) -> None:
+        """Assembled turns, by service and route as their label guards bound them: tallied
+        first, so a batch costs one update per label set, not several per turn."""
+        received: dict[tuple[str, str], int] = {}
+        calls: dict[tuple[str, str, str], int] = {}
+        no_question = no_answer = 0
+        for turn in turns:
+            key = (services(turn.service), routes(turn.route))
+            received[key] = received.get(key, 0) + 1
+            for call in turn.tool_calls:
+                outcome = (*key, "error" if call.error else "ok")
+                calls[outcome] = calls.get(outcome, 0) + 1
+            no_question += not turn.question
+            no_answer += not turn.answer
+        for labels, count in received.items():
+            self.turns_received.labels(*labels).inc(count)
+        for labels, count in calls.items():
+            self.tool_calls.labels(*labels).inc(count)
+        for part, count in (("no_question", no_question), ("no_answer", no_answer)):
+            if count:
+                self.turns_incomplete.labels(part).inc(count)
 
     def observe_assembler(self, assembler: TurnAssembler) -> None:
         self.assembly_traces.set(assembler.trace_count)
@@ -148,6 +161,9 @@ class TurnAssembler:
         return self._completed(self._buffer.flush_all())
 
     def _completed(self, turns: list[AssistantTurn]) -> list[AssistantTurn]:
+        reasons: dict[str, int] = {}
         for turn in turns:
-            self.metrics.turn_completions.labels(turn.completion).inc()
+            reasons[turn.completion] = reasons.get(turn.completion, 0) + 1
+        for reason, count in reasons.items():
+            self.metrics.turn_completions.labels(reason).inc(count)
         return turns

@@ -89,16 +89,14 @@ class TurnPipeline:
 
     def consume(self, batch: Batch, receiver: str, signal: Signal) -> None:
         self.metrics.count_batch(batch, receiver, signal)
-        for turn in self.assembler.add(batch.facts):
-            self._emit(turn)
+        self._emit(self.assembler.add(batch.facts))
         self._update_gauges()
 
     # -- what the sidecar calls ------------------------------------------------------------------
 
     def flush(self) -> None:
         """Complete every pending turn now (a stop, a replay's end)."""
-        for turn in self.assembler.flush_all():
-            self._emit(turn)
+        self._emit(self.assembler.flush_all())
 
     async def drain(self, timeout_s: float = 10.0) -> None:
         with contextlib.suppress(TimeoutError):
@@ -146,8 +144,7 @@ class TurnPipeline:
     async def tick(self) -> None:
         while True:
             await asyncio.sleep(TICK_S)
-            for turn in self.assembler.expire():
-                self._emit(turn)
+            self._emit(self.assembler.expire())
             if self.wal is not None:
                 self.wal.trim()
             self._update_gauges()
@@ -167,10 +164,13 @@ class TurnPipeline:
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _emit(self, turn: AssistantTurn) -> None:
-        self.metrics.count_turn(turn, self.services(turn.service), self.routes(turn.route))
-        self._queued.add(bytes.fromhex(turn.trace_id))
-        self.turns.put_nowait(turn)
+    def _emit(self, turns: list[AssistantTurn]) -> None:
+        if not turns:
+            return
+        self.metrics.count_turns(turns, self.services, self.routes)
+        for turn in turns:
+            self._queued.add(bytes.fromhex(turn.trace_id))
+            self.turns.put_nowait(turn)
 
     def _update_gauges(self) -> None:
         self.metrics.observe_assembler(self.assembler)

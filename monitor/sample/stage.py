@@ -56,14 +56,18 @@ class SamplingStage:
     async def consume(self, turns: Sequence[AssistantTurn]) -> None:
         backlog = self.store.backlog()
         kept: list[Sampled] = []
+        not_sampled = backlog_full = 0  # counted once a batch
         for turn in turns:
             decision = self.sampler.decide(turn, backlog + len(kept))
             if not decision.keep:
-                self.metrics.turns_dropped.labels("not_sampled").inc()
+                not_sampled += 1
             elif backlog + len(kept) >= self.settings.max_backlog:
-                self.metrics.turns_dropped.labels("backlog_full").inc()
+                backlog_full += 1
             else:
                 kept.append((turn, decision.reason, decision.probability))
+        for reason, count in (("not_sampled", not_sampled), ("backlog_full", backlog_full)):
+            if count:
+                self.metrics.turns_dropped.labels(reason).inc(count)
         self.metrics.sampling_factor.set(self.sampler.backlog_factor(backlog + len(kept)))
         if not kept:
             return

@@ -244,7 +244,13 @@ pub fn py_build_turn<'py>(py: Python<'py>, trace_id: &[u8], spans: Vec<PyRef<'py
 type Span<'a> = &'a SpanFacts;
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[(b >> 4) as usize] as char);
+        out.push(DIGITS[(b & 15) as usize] as char);
+    }
+    out
 }
 
 fn truthy(s: &Option<String>) -> bool {
@@ -296,15 +302,23 @@ fn quotes_documents(prompt: &str, spans: &[Span]) -> bool {
 /// field -> [span id, span name, the span's fact it came from, the span's conventions]: what
 /// `turns --explain` shows. A field set twice keeps its first place, as a dict's key does.
 #[derive(Default)]
-struct Sources(Vec<(String, [String; 4])>);
+struct Sources<'a>(Vec<(String, Span<'a>, &'static str)>);
 
-impl Sources {
-    fn set(&mut self, field: String, span: Span, origin: &str) {
-        let source = [hex(&span.span_id), span.name.clone(), origin.to_string(), span.conventions.join(",")];
-        match self.0.iter_mut().find(|(f, _)| *f == field) {
-            Some(slot) => slot.1 = source,
-            None => self.0.push((field, source)),
+impl<'a> Sources<'a> {
+    fn set(&mut self, field: String, span: Span<'a>, origin: &'static str) {
+        match self.0.iter_mut().find(|(f, _, _)| *f == field) {
+            Some(slot) => (slot.1, slot.2) = (span, origin),
+            None => self.0.push((field, span, origin)),
         }
+    }
+
+    fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let explained = PyDict::new(py);
+        for (field, span, origin) in &self.0 {
+            let source = [hex(&span.span_id), span.name.clone(), origin.to_string(), span.conventions.join(",")];
+            explained.set_item(field, PyList::new(py, source)?)?;
+        }
+        Ok(explained)
     }
 }
 
@@ -343,7 +357,7 @@ fn requested_calls<'a>(llm_calls: &[Span<'a>]) -> Vec<(Span<'a>, &'a ToolCall)> 
 
 /// Executed tool spans first; then calls the model requested that no span recorded, with
 /// their results taken from later `tool` messages.
-fn tool_calls(spans: &[Span], llm_calls: &[Span], sources: &mut Sources) -> Vec<ToolCall> {
+fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sources<'a>) -> Vec<ToolCall> {
     let mut calls: Vec<ToolCall> = Vec::new();
     for &span in spans {
         if let Some(tool) = &span.facts.tool {
@@ -355,7 +369,7 @@ fn tool_calls(spans: &[Span], llm_calls: &[Span], sources: &mut Sources) -> Vec<
             calls.push(call);
         }
     }
-    let mut results: HashMap<&str, (&Option<String>, Span)> = HashMap::new();
+    let mut results: HashMap<&str, (&Option<String>, Span<'a>)> = HashMap::new();
     for &s in llm_calls {
         for m in inputs(s) {
             if let Some(id) = m.tool_call_id.as_deref().filter(|id| !id.is_empty() && m.role == "tool") {
@@ -416,7 +430,7 @@ fn tool_calls(spans: &[Span], llm_calls: &[Span], sources: &mut Sources) -> Vec<
 type Candidate<'a> = (Option<&'a str>, Span<'a>, &'static str); // a value, its span, which fact
 
 /// The first candidate with a value; where it came from goes into `sources`.
-fn pick<'a>(field: &str, candidates: impl Iterator<Item = Candidate<'a>>, sources: &mut Sources)
+fn pick<'a>(field: &str, candidates: impl Iterator<Item = Candidate<'a>>, sources: &mut Sources<'a>)
     -> Option<&'a str> {
     for (value, span, origin) in candidates {
         if let Some(value) = value.filter(|v| !v.is_empty()) {
@@ -564,11 +578,7 @@ pub fn build_turn<'py>(py: Python<'py>, trace_id: &[u8], mut spans: Vec<Span>, c
     conventions.dedup();
     set(intern!(py, "conventions"), PyList::new(py, conventions)?.into_any())?;
     set(intern!(py, "completion"), completion.into_pyobject(py)?.into_any())?;
-    let explained = PyDict::new(py);
-    for (field, source) in &sources.0 {
-        explained.set_item(field, PyList::new(py, source)?)?;
-    }
-    set(intern!(py, "sources"), explained.into_any())?;
+    set(intern!(py, "sources"), sources.to_py(py)?.into_any())?;
     let class = TURN.get_or_try_init(py, || {
         py.import("monitor.model")?.getattr("AssistantTurn").map(Bound::unbind)
     })?;
