@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use crate::facts::{document_dict, feedback_dict, opt_str, tool_call_dict, SpanFacts};
 use crate::readers;
@@ -314,9 +314,19 @@ impl<'a> Sources<'a> {
 
     fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let explained = PyDict::new(py);
+        // A span is the source of several fields: its id, name and conventions are made once.
+        let mut made: Vec<(Span, [Bound<'py, PyString>; 3])> = Vec::new();
         for (field, span, origin) in &self.0 {
-            let source = [hex(&span.span_id), span.name.clone(), origin.to_string(), span.conventions.join(",")];
-            explained.set_item(field, PyList::new(py, source)?)?;
+            let at = match made.iter().position(|(s, _)| std::ptr::eq(*s, *span)) {
+                Some(at) => at,
+                None => {
+                    made.push((span, [PyString::new(py, &hex(&span.span_id)), PyString::new(py, &span.name),
+                                      PyString::new(py, &span.conventions.join(","))]));
+                    made.len() - 1
+                }
+            };
+            let [id, name, conventions] = &made[at].1;
+            explained.set_item(field, PyList::new(py, [id, name, &PyString::new(py, origin), conventions])?)?;
         }
         Ok(explained)
     }
