@@ -129,7 +129,7 @@ class Sidecar:
                                   token) if http else None)
         self.kafka = pipeline.kafka = (
             KafkaSource(settings.kafka, decoder, pipeline, self.metrics, holds=pipeline.holds,
-                        discard=pipeline.discard, drain=pipeline.turns.join,
+                        discard=pipeline.discard, drain=pipeline.passed_on,
                         store=None if queue.publishes else self.store)
             if settings.kafka.enabled else None)
         self.admin = AdminServer(settings.admin.endpoint, self.metrics.registry, self.recent,

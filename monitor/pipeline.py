@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import Counter
+from collections import Counter, deque
 
 from monitor.admin import RecentTurns
 from monitor.assemble import TurnAssembler
@@ -55,14 +55,17 @@ class TurnPipeline:
         self.routes = routes
         self.kafka: KafkaSource | None = None  # set once built: it feeds this pipeline
         self.accepting = False
-        self.turns: asyncio.Queue[AssistantTurn] = asyncio.Queue()  # bounded by admit()
+        self.turns: deque[AssistantTurn] = deque()  # waiting to be passed on; bounded by admit()
+        self._waiting = asyncio.Event()  # set while turns wait: the pump's wake-up
+        self._idle = asyncio.Event()  # no turn waits or is being passed on
+        self._idle.set()
         self._queued: set[bytes] = set()  # trace ids of turns waiting in the turn queue
         self._passing = 0  # turns the pump is passing on
 
     @property
     def busy(self) -> bool:
         """Turns wait in the queue or are being passed on."""
-        return not self.turns.empty() or self._passing > 0
+        return bool(self.turns) or self._passing > 0
 
     # -- SpanSink ----------------------------------------------------------------------------
 
@@ -70,7 +73,7 @@ class TurnPipeline:
         if not self.accepting:
             raise RetryableError("the sidecar is not accepting data (starting or stopping)",
                                  overloaded=False)
-        if self.turns.qsize() >= self.settings.pipeline.turn_queue_size:
+        if len(self.turns) >= self.settings.pipeline.turn_queue_size:
             raise RetryableError("turn queue is full; retry later")
         if self.wal is not None and self.wal.full:
             self.metrics.wal_refusals.inc()
@@ -103,6 +106,10 @@ class TurnPipeline:
             async with asyncio.timeout(timeout_s):
                 while self.busy:
                     await asyncio.sleep(0.01)
+
+    async def passed_on(self) -> None:
+        """Until every turn queued so far has been passed on (a Kafka hand-back waits so)."""
+        await self._idle.wait()
 
     def holds(self, trace_id: bytes) -> bool:
         return self.assembler.holds(trace_id) or trace_id in self._queued
@@ -153,14 +160,17 @@ class TurnPipeline:
         """Queued turns downstream in order, up to BATCH at a time. Stopped mid-batch, the batch
         is not settled, so replayed from the write-ahead log at start."""
         while True:
-            batch = [await self.turns.get()]
-            while len(batch) < BATCH and not self.turns.empty():
-                batch.append(self.turns.get_nowait())
+            await self._waiting.wait()
+            batch = [self.turns.popleft() for _ in range(min(BATCH, len(self.turns)))]
+            if not self.turns:
+                self._waiting.clear()
             self._passing = len(batch)
             try:
                 await self._pass_on(batch)
             finally:
                 self._passing = 0
+                if not self.turns:
+                    self._idle.set()
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -168,13 +178,14 @@ class TurnPipeline:
         if not turns:
             return
         self.metrics.count_turns(turns, self.services, self.routes)
-        for turn in turns:
-            self._queued.add(bytes.fromhex(turn.trace_id))
-            self.turns.put_nowait(turn)
+        self._queued.update(bytes.fromhex(turn.trace_id) for turn in turns)
+        self.turns.extend(turns)
+        self._idle.clear()
+        self._waiting.set()
 
     def _update_gauges(self) -> None:
         self.metrics.observe_assembler(self.assembler)
-        self.metrics.queue_depth.labels("turns").set(self.turns.qsize())
+        self.metrics.queue_depth.labels("turns").set(len(self.turns))
 
     async def _pass_on(self, turns: list[AssistantTurn]) -> None:
         trace_ids = [bytes.fromhex(turn.trace_id) for turn in turns]
@@ -194,6 +205,4 @@ class TurnPipeline:
                 for trace_id in trace_ids:
                     self.wal.settle(trace_id)
         finally:
-            for trace_id in trace_ids:
-                self._queued.discard(trace_id)
-                self.turns.task_done()
+            self._queued.difference_update(trace_ids)
