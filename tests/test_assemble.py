@@ -13,8 +13,11 @@ from prometheus_client import CollectorRegistry
 
 from monitor.assemble import TurnAssembler, facts_size
 from monitor.config import AssemblySettings
-from monitor.model import Message, SpanFacts, ToolCall
+from monitor.ingest.otlp import OtlpDecoder
+from monitor.model import AssistantTurn, Feedback, Message, SpanFacts, ToolCall
 from monitor.telemetry import Metrics
+from tests.corpus import capture
+from tests.hostile import Mutator
 
 
 class Clock:
@@ -251,3 +254,39 @@ def _sample(exposition: str, name: str) -> float:
         if line.startswith(name + " "):
             return float(line.split()[1])
     return 0.0
+
+
+def test_turns_built_without_validation_equal_what_pydantic_validation_makes() -> None:
+    """build_turn makes AssistantTurn (and its documents, tool calls, feedback) from typed
+    values without validating them again. Each turn of the real-instrumentor corpus and of 1,500
+    hostile mutations must be the very model validation makes of the same data: equal field by
+    field, the same fields set, attributes in declaration order, and the same JSON."""
+    decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16)
+    assembler, clock, _ = make(max_traces=100_000, max_spans=1_000_000)
+    turns = []
+    for path in sorted(capture.FIXTURES.glob("*/*.expected.json")):
+        export = json.loads(path.with_name(path.name.replace(".expected", "")).read_text())
+        body = json.dumps(export["traces"]).encode()
+        turns += assembler.add(decoder.traces(decoder.parse_traces(body, "json")).facts)
+    fuzz = Mutator(seed=21, fresh_trace_ids=True)
+    for _ in range(1500):
+        try:
+            turns += assembler.add(decoder.decode("traces", fuzz.protobuf(), "proto").facts)
+        except Exception:  # noqa: BLE001 - a refused body makes no turn
+            pass
+    turns += assembler.add([span(1, 1, feedback=Feedback(score=-0.5, comment="slow"),
+                                 question="q?", answer="a.")])
+    clock.now += 3600
+    turns += assembler.expire()
+    assert len(turns) > 400 and any(t.documents for t in turns) and any(t.tool_calls for t in turns)
+    assert any(t.feedback for t in turns)
+    for turn in turns:
+        validated = AssistantTurn.model_validate(
+            {name: getattr(turn, name) for name in turn.model_fields_set})
+        assert turn == validated
+        assert turn.model_fields_set == validated.model_fields_set
+        assert list(vars(turn)) == list(AssistantTurn.model_fields)
+        assert turn.model_dump_json() == validated.model_dump_json()
+        for part in [*turn.documents, *turn.tool_calls]:
+            assert type(part).model_validate(part.model_dump()) == part
+            assert part.model_fields_set == set(type(part).model_fields)

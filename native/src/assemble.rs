@@ -6,9 +6,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PySet, PyString};
 
-use crate::facts::{document_dict, feedback_dict, opt_str, tool_call_dict, SpanFacts};
+use crate::facts::{calls_py, construct, document_py, feedback_py, opt_str, untrack, SpanFacts};
 use crate::readers;
 use crate::semconv::{Message, ToolCall};
 use crate::value::Value;
@@ -326,7 +326,9 @@ impl<'a> Sources<'a> {
                 }
             };
             let [id, name, conventions] = &made[at].1;
-            explained.set_item(field, PyList::new(py, [id, name, &PyString::new(py, origin), conventions])?)?;
+            let source = PyList::new(py, [id, name, &PyString::new(py, origin), conventions])?;
+            untrack(&source);
+            explained.set_item(field, source)?;
         }
         Ok(explained)
     }
@@ -495,10 +497,6 @@ fn first_text<'a>(spans: impl Iterator<Item = &'a Option<String>>) -> Option<&'a
     spans.filter_map(|s| s.as_deref()).find(|s| !s.is_empty())
 }
 
-fn tool_calls_py<'py>(py: Python<'py>, calls: &[ToolCall]) -> PyResult<Bound<'py, PyList>> {
-    PyList::new(py, calls.iter().map(|c| tool_call_dict(py, c)).collect::<PyResult<Vec<_>>>()?)
-}
-
 static TURN: pyo3::sync::GILOnceCell<Py<PyAny>> = pyo3::sync::GILOnceCell::new();
 
 pub fn build_turn<'py>(py: Python<'py>, trace_id: &[u8], mut spans: Vec<Span>, completion: &str)
@@ -528,7 +526,7 @@ pub fn build_turn<'py>(py: Python<'py>, trace_id: &[u8], mut spans: Vec<Span>, c
         for doc in &span.facts.documents {
             if seen.insert((doc.id.as_deref(), doc.content.as_deref())) {
                 sources.set(format!("documents.{}", documents.len()), span, "documents");
-                documents.append(document_dict(py, doc)?)?;
+                documents.append(document_py(py, doc)?)?;
             }
         }
     }
@@ -543,8 +541,15 @@ pub fn build_turn<'py>(py: Python<'py>, trace_id: &[u8], mut spans: Vec<Span>, c
     let first = root.or(spans.first().copied());
     let calls = tool_calls(&spans, &llm_calls, &mut sources);
 
-    let kwargs = PyDict::new(py);
-    let set = |key: &Bound<'py, pyo3::types::PyString>, value: Bound<'py, PyAny>| kwargs.set_item(key, value);
+    // Every field in AssistantTurn's declaration order; `given` those set (not defaulted).
+    let values = PyDict::new(py);
+    let given = PySet::empty(py)?;
+    let set = |key: &Bound<'py, PyString>, value: Bound<'py, PyAny>| -> PyResult<()> {
+        untrack(&value); // lists and dicts of ours; a no-op on strings and numbers
+        given.add(key)?;
+        values.set_item(key, value)
+    };
+    let none = || py.None().into_bound(py);
     let text = |t: Option<&str>| opt_str(py, &t.map(str::to_string));
     set(intern!(py, "trace_id"), hex(trace_id).into_pyobject(py)?.into_any())?;
     set(intern!(py, "root_span_id"), text(root.map(|r| hex(&r.span_id)).as_deref()))?;
@@ -552,24 +557,26 @@ pub fn build_turn<'py>(py: Python<'py>, trace_id: &[u8], mut spans: Vec<Span>, c
         .or_else(|| first_text(spans.iter().map(|s| &s.service)))
         .unwrap_or("unknown");
     set(intern!(py, "service"), service.into_pyobject(py)?.into_any())?;
-    set(intern!(py, "tenant"), text(first_text(spans.iter().map(|s| &s.tenant))))?;
     set(intern!(py, "route"), text(first_text(spans.iter().map(|s| &s.facts.route))))?;
+    set(intern!(py, "tenant"), text(first_text(spans.iter().map(|s| &s.tenant))))?;
     set(intern!(py, "question"), text(question))?;
     set(intern!(py, "documents"), documents.into_any())?;
     set(intern!(py, "answer"), text(answer))?;
-    set(intern!(py, "tool_calls"), tool_calls_py(py, &calls)?.into_any())?;
+    set(intern!(py, "tool_calls"), calls_py(py, &calls)?.into_any())?;
     let model = match model_span {
         Some(s) => s.facts.model.as_deref(),
         None => first_text(spans.iter().map(|s| &s.facts.model)),
     };
     set(intern!(py, "model"), text(model))?;
-    if let Some(feedback) = spans.iter().rev().find_map(|s| s.facts.feedback.as_ref()) {
-        set(intern!(py, "feedback"), feedback_dict(py, feedback)?.into_any())?;
+    match spans.iter().rev().find_map(|s| s.facts.feedback.as_ref()) {
+        Some(feedback) => set(intern!(py, "feedback"), feedback_py(py, feedback)?)?,
+        None => values.set_item(intern!(py, "feedback"), none())?,
     }
     set(intern!(py, "error"), text(first_text(spans.iter().map(|s| &s.error))))?;
     set(intern!(py, "scenario_id"), text(first_text(spans.iter().map(|s| &s.facts.scenario_id))))?;
-    if let Some(expected) = spans.iter().find_map(|s| s.facts.expected_tool_calls.as_deref()) {
-        set(intern!(py, "expected_tool_calls"), tool_calls_py(py, expected)?.into_any())?;
+    match spans.iter().find_map(|s| s.facts.expected_tool_calls.as_deref()) {
+        Some(expected) => set(intern!(py, "expected_tool_calls"), calls_py(py, expected)?.into_any())?,
+        None => values.set_item(intern!(py, "expected_tool_calls"), none())?,
     }
     set(intern!(py, "conversation_id"),
         text(first_text(spans.iter().map(|s| &s.facts.conversation_id))))?;
@@ -592,5 +599,12 @@ pub fn build_turn<'py>(py: Python<'py>, trace_id: &[u8], mut spans: Vec<Span>, c
     let class = TURN.get_or_try_init(py, || {
         py.import("monitor.model")?.getattr("AssistantTurn").map(Bound::unbind)
     })?;
-    class.bind(py).call((), Some(&kwargs))
+    if COMPLETIONS.contains(&completion) {
+        construct(class.bind(py), values, given)
+    } else {  // a caller's word (build_turn from Python): validated, so refused by name
+        class.bind(py).call((), Some(&values))
+    }
 }
+
+// AssistantTurn.completion's values.
+const COMPLETIONS: [&str; 4] = ["root_ended", "decision_wait", "evicted", "shutdown"];

@@ -227,37 +227,89 @@ pub fn opt_str<'py>(py: Python<'py>, s: &Option<String>) -> Bound<'py, PyAny> {
     }
 }
 
-/// A tool call's fields as keyword arguments (for ToolCall, or for a turn's validation).
-pub fn tool_call_dict<'py>(py: Python<'py>, c: &ToolCall) -> PyResult<Bound<'py, PyDict>> {
-    let kwargs = PyDict::new(py);
-    kwargs.set_item(intern!(py, "name"), &c.name)?;
-    kwargs.set_item(intern!(py, "arguments"), to_py(py, &c.arguments)?)?;
-    kwargs.set_item(intern!(py, "result"), to_py(py, &c.result)?)?;
-    kwargs.set_item(intern!(py, "error"), opt_str(py, &c.error))?;
-    kwargs.set_item(intern!(py, "call_id"), opt_str(py, &c.call_id))?;
-    Ok(kwargs)
+static OBJECT_NEW: pyo3::sync::GILOnceCell<Py<PyAny>> = pyo3::sync::GILOnceCell::new();
+
+/// An instance of the pydantic model `class` holding `values` (every field, in declaration
+/// order), `given` naming the fields set: what `model_construct` makes, without its Python
+/// loop. Only for values built here from typed Rust values, which already have their fields'
+/// types: validating them again took a third of assembly's time (bench/ingest.py's mix).
+pub fn construct<'py>(class: &Bound<'py, PyAny>, values: Bound<'py, PyDict>,
+                      given: Bound<'py, PySet>) -> PyResult<Bound<'py, PyAny>> {
+    let py = class.py();
+    let new = OBJECT_NEW.get_or_try_init(py, || {
+        py.import("builtins")?.getattr("object")?.getattr("__new__").map(Bound::unbind)
+    })?;
+    let model = new.bind(py).call1((class,))?;
+    untrack(&values);
+    untrack(&given);
+    let none = py.None().into_bound(py);
+    for (slot, value) in [(intern!(py, "__dict__"), values.as_any()),
+                          (intern!(py, "__pydantic_fields_set__"), given.as_any()),
+                          (intern!(py, "__pydantic_extra__"), &none),
+                          (intern!(py, "__pydantic_private__"), &none)] {
+        // object.__setattr__: BaseModel's own __setattr__ would validate the assignment.
+        if unsafe { pyo3::ffi::PyObject_GenericSetAttr(model.as_ptr(), slot.as_ptr(), value.as_ptr()) } != 0 {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    untrack(&model);
+    Ok(model)
 }
 
-pub fn document_dict<'py>(py: Python<'py>, d: &Document) -> PyResult<Bound<'py, PyDict>> {
-    let kwargs = PyDict::new(py);
-    kwargs.set_item(intern!(py, "id"), opt_str(py, &d.id))?;
-    kwargs.set_item(intern!(py, "content"), opt_str(py, &d.content))?;
-    kwargs.set_item(intern!(py, "score"), d.score)?;
-    Ok(kwargs)
+/// Takes a container out of the cycle collector's sight. For the acyclic trees of fresh objects
+/// a turn is made of (models, their dicts and sets, lists of strings or models), nothing of
+/// ours can ever point back into: reference counting frees them all the same, and the
+/// collector's young-generation passes no longer walk the thousands of turns a tick completes
+/// (a third of building a tick's turns).
+pub fn untrack<T>(object: &Bound<'_, T>) {
+    let object = object.as_ptr();
+    unsafe {
+        if pyo3::ffi::PyObject_GC_IsTracked(object) == 1 { // a string has no collector header
+            pyo3::ffi::PyObject_GC_UnTrack(object.cast());
+        }
+    }
 }
 
-pub fn feedback_dict<'py>(py: Python<'py>, f: &Feedback) -> PyResult<Bound<'py, PyDict>> {
+/// A model whose fields are all given, built from `(name, value)` pairs in declaration order.
+fn model<'py>(class: &Py<PyAny>, py: Python<'py>, fields: &[(&Bound<'py, PyString>, Bound<'py, PyAny>)])
+    -> PyResult<Bound<'py, PyAny>> {
+    let values = PyDict::new(py);
+    for (name, value) in fields {
+        values.set_item(*name, value)?;
+    }
+    construct(class.bind(py), values, PySet::new(py, fields.iter().map(|(name, _)| *name))?)
+}
+
+/// A ToolCall.
+pub fn tool_call_py<'py>(py: Python<'py>, c: &ToolCall) -> PyResult<Bound<'py, PyAny>> {
+    model(&models(py)?.tool_call, py, &[
+        (intern!(py, "name"), PyString::new(py, &c.name).into_any()),
+        (intern!(py, "arguments"), to_py(py, &c.arguments)?),
+        (intern!(py, "result"), to_py(py, &c.result)?),
+        (intern!(py, "error"), opt_str(py, &c.error)),
+        (intern!(py, "call_id"), opt_str(py, &c.call_id)),
+    ])
+}
+
+/// A RetrievedDocument.
+pub fn document_py<'py>(py: Python<'py>, d: &Document) -> PyResult<Bound<'py, PyAny>> {
+    model(&models(py)?.document, py, &[
+        (intern!(py, "id"), opt_str(py, &d.id)),
+        (intern!(py, "content"), opt_str(py, &d.content)),
+        (intern!(py, "score"), d.score.into_pyobject(py)?.into_any()),
+    ])
+}
+
+/// A Feedback: validated, as a score outside -1..1 is refused (the mappers drop such scores;
+/// SpanFacts built from Python may carry one).
+pub fn feedback_py<'py>(py: Python<'py>, f: &Feedback) -> PyResult<Bound<'py, PyAny>> {
     let kwargs = PyDict::new(py);
     kwargs.set_item(intern!(py, "score"), f.score)?;
     kwargs.set_item(intern!(py, "comment"), opt_str(py, &f.comment))?;
-    Ok(kwargs)
+    models(py)?.feedback.bind(py).call((), Some(&kwargs))
 }
 
-fn tool_call_py<'py>(py: Python<'py>, c: &ToolCall) -> PyResult<Bound<'py, PyAny>> {
-    models(py)?.tool_call.bind(py).call((), Some(&tool_call_dict(py, c)?))
-}
-
-fn calls_py<'py>(py: Python<'py>, calls: &[ToolCall]) -> PyResult<Bound<'py, PyList>> {
+pub fn calls_py<'py>(py: Python<'py>, calls: &[ToolCall]) -> PyResult<Bound<'py, PyList>> {
     PyList::new(py, calls.iter().map(|c| tool_call_py(py, c)).collect::<PyResult<Vec<_>>>()?)
 }
 
@@ -476,9 +528,8 @@ impl SpanFacts {
     }
     #[getter]
     fn documents<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let class = models(py)?.document.bind(py);
         let docs = self.facts.documents.iter()
-            .map(|d| class.call((), Some(&document_dict(py, d)?)))
+            .map(|d| document_py(py, d))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, docs)
     }
@@ -505,7 +556,7 @@ impl SpanFacts {
     #[getter]
     fn feedback<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.facts.feedback.as_ref()
-            .map(|f| models(py)?.feedback.bind(py).call((), Some(&feedback_dict(py, f)?)))
+            .map(|f| feedback_py(py, f))
             .transpose()
     }
     #[getter]
