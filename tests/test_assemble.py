@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import time
+import tracemalloc
 import urllib.request
 from pathlib import Path
 
@@ -11,10 +13,10 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client import CollectorRegistry
 
-from monitor.assemble import TurnAssembler, facts_size
+from monitor.assemble import TurnAssembler, build_turn, facts_size
 from monitor.config import AssemblySettings
 from monitor.ingest.otlp import OtlpDecoder
-from monitor.model import AssistantTurn, Feedback, Message, SpanFacts, ToolCall
+from monitor.model import AssistantTurn, Feedback, Message, RetrievedDocument, SpanFacts, ToolCall
 from monitor.telemetry import Metrics
 from tests.corpus import capture
 from tests.hostile import Mutator
@@ -145,6 +147,10 @@ def test_span_facts_built_by_keyword_name_what_they_refuse() -> None:
         span(1, 1, role="judge")
     with pytest.raises(TypeError, match="no field 'questoin'"):
         span(1, 1, questoin="q?")
+    with pytest.raises(ValueError, match="feedback score 5 is outside -1..1"):
+        span(1, 1, feedback=Feedback.model_construct(score=5.0))
+    with pytest.raises(ValueError, match="unknown completion 'done': expected one of root_ended"):
+        build_turn(b"\x01" * 16, [span(1, 1)], "done")
 
 
 # ----------------------------------------------------------------------------- byte budget
@@ -296,11 +302,6 @@ def test_turns_kept_from_the_cycle_collector_are_freed_when_dropped() -> None:
     """A turn's objects are untracked by the garbage collector (acyclic trees: reference
     counting frees them). Were any of them in a cycle, memory would grow with every turn
     dropped; 20 rounds of 500 turns, each built and dropped, must give their memory back."""
-    import gc
-    import tracemalloc
-
-    from monitor.model import RetrievedDocument
-
     assembler, clock, _ = make(root_grace_s=0, max_traces=100_000, max_spans=1_000_000)
     call = ToolCall(name="lookup", arguments={"q": ["refund", {"days": 30}]}, result="ok")
     trace = 0

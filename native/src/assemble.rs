@@ -232,10 +232,17 @@ impl Assembler {
     }
 }
 
+// AssistantTurn.completion's values.
+const COMPLETIONS: [&str; 4] = ["root_ended", "decision_wait", "evicted", "shutdown"];
+
 /// build_turn for Python (tests): the turn that these spans of one trace make.
 #[pyfunction(name = "build_turn")]
 pub fn py_build_turn<'py>(py: Python<'py>, trace_id: &[u8], spans: Vec<PyRef<'py, SpanFacts>>,
                           completion: &str) -> PyResult<Bound<'py, PyAny>> {
+    if !COMPLETIONS.contains(&completion) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "unknown completion '{completion}': expected one of {}", COMPLETIONS.join(", "))));
+    }
     build_turn(py, trace_id, spans.iter().map(|s| &**s).collect(), completion)
 }
 
@@ -599,12 +606,5 @@ pub fn build_turn<'py>(py: Python<'py>, trace_id: &[u8], mut spans: Vec<Span>, c
     let class = TURN.get_or_try_init(py, || {
         py.import("monitor.model")?.getattr("AssistantTurn").map(Bound::unbind)
     })?;
-    if COMPLETIONS.contains(&completion) {
-        construct(class.bind(py), values, given)
-    } else {  // a caller's word (build_turn from Python): validated, so refused by name
-        class.bind(py).call((), Some(&values))
-    }
+    construct(class.bind(py), values, given)
 }
-
-// AssistantTurn.completion's values.
-const COMPLETIONS: [&str; 4] = ["root_ended", "decision_wait", "evicted", "shutdown"];

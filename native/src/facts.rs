@@ -300,13 +300,12 @@ pub fn document_py<'py>(py: Python<'py>, d: &Document) -> PyResult<Bound<'py, Py
     ])
 }
 
-/// A Feedback: validated, as a score outside -1..1 is refused (the mappers drop such scores;
-/// SpanFacts built from Python may carry one).
+/// A Feedback (its score within -1..1: the mappers and SpanFacts' constructor refuse others).
 pub fn feedback_py<'py>(py: Python<'py>, f: &Feedback) -> PyResult<Bound<'py, PyAny>> {
-    let kwargs = PyDict::new(py);
-    kwargs.set_item(intern!(py, "score"), f.score)?;
-    kwargs.set_item(intern!(py, "comment"), opt_str(py, &f.comment))?;
-    models(py)?.feedback.bind(py).call((), Some(&kwargs))
+    model(&models(py)?.feedback, py, &[
+        (intern!(py, "score"), f.score.into_pyobject(py)?.into_any()),
+        (intern!(py, "comment"), opt_str(py, &f.comment)),
+    ])
 }
 
 pub fn calls_py<'py>(py: Python<'py>, calls: &[ToolCall]) -> PyResult<Bound<'py, PyList>> {
@@ -430,10 +429,14 @@ impl SpanFacts {
                     }).collect::<PyResult<_>>()?;
                 }
                 "feedback" => {
-                    f.feedback = opt(&value, |v| Ok(Feedback {
-                        score: v.getattr("score")?.extract()?,
-                        comment: opt_string(&v.getattr("comment")?)?,
-                    }))?;
+                    f.feedback = opt(&value, |v| {
+                        let score: f64 = v.getattr("score")?.extract()?;
+                        if !(-1.0..=1.0).contains(&score) { // as the mappers drop such scores
+                            return Err(PyValueError::new_err(format!(
+                                "feedback score {score} is outside -1..1")));
+                        }
+                        Ok(Feedback { score, comment: opt_string(&v.getattr("comment")?)? })
+                    })?;
                 }
                 _ => return Err(PyTypeError::new_err(format!("SpanFacts has no field '{key}'"))),
             }
