@@ -210,7 +210,7 @@ def in_process(bodies: list[bytes], fmt: str, decoder_kind: str) -> float:
     for body in bodies:
         batch = decoder.decode("traces", body, fmt)  # type: ignore[arg-type]
         assembler.add(batch.facts)
-        turns += len(assembler.expire())
+        turns += len(assembler.expire().trace_ids)
     elapsed = time.perf_counter() - start
     assert assembler.trace_count == 0 and turns > 0
     return elapsed

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry
@@ -22,13 +22,11 @@ log = logging.getLogger(__name__)
 
 
 class RecentTurns:
-    """The last N assembled turns, newest last; a `TurnConsumer`."""
+    """The last N assembled turns, newest last (the assembler builds each batch's last N)."""
 
     def __init__(self, size: int) -> None:
+        self.size = size
         self.turns: deque[AssistantTurn] = deque(maxlen=size)
-
-    async def consume(self, turns: Sequence[AssistantTurn]) -> None:
-        self.turns.extend(turns)
 
 
 class AdminServer:

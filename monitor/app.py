@@ -12,7 +12,7 @@ monitor/emit/. OTLP requests are logged (monitor/ingest/wal.py) before they are 
 the log is replayed on start.
 
 receivers ──SpanSink──> TurnAssembler ──turn queue──> SamplingStage ──store──> JudgeStage
-                                                                                  └─> VerdictMetrics
+                        (takes the sampler's decision)                           └─> VerdictMetrics
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from monitor.ingest.wal import WriteAheadLog
 from monitor.judges.base import Judge
 from monitor.judges.factory import build_judges
 from monitor.judges.stage import JudgeStage
-from monitor.model import AssistantTurn, TurnConsumer
-from monitor.pipeline import TurnPipeline
+from monitor.model import AssistantTurn, SampledConsumer, TurnConsumer
+from monitor.pipeline import PassAll, TurnPipeline
 from monitor.queue.kafka import JudgeQueueTelemetry, SampledTurnPublisher, SampledTurnSource
 from monitor.sample.stage import SamplingStage
 from monitor.store import Store, ThreadedStore
@@ -103,9 +103,8 @@ class Sidecar:
 
             self.judging = JudgeStage(settings.judging, self.store, judges, self.metrics,
                                       on_verdicts, on_failed=self._judged)
-        if downstream is None:
-            downstream = self._sampling(settings)
-        self.downstream = downstream
+        self.downstream: SampledConsumer = (
+            self._sampling(settings) if downstream is None else PassAll(downstream))
         self._tasks: list[asyncio.Task[None]] = []
         self._down: set[str] = set()  # background tasks failed and waiting to restart
 
@@ -121,7 +120,7 @@ class Sidecar:
                 settings.store.path.name + ".ingest-wal")
             self.wal = WriteAheadLog(directory, settings.wal, self.metrics)
         self.pipeline = pipeline = TurnPipeline(
-            settings, self.metrics, downstream, self.recent, decoder, self.wal, self.services,
+            settings, self.metrics, self.downstream, self.recent, decoder, self.wal, self.services,
             self.routes)
         self.grpc = (GrpcReceiver(receivers.grpc, receivers.tls, decoder, pipeline, self.metrics,
                                   token) if grpc else None)

@@ -1,8 +1,10 @@
 """Assembly: spans of one trace become one `AssistantTurn`.
 
-    assembler = TurnAssembler(settings.assembly, metrics)
-    done = assembler.add(batch.facts)     # turns flushed early (buffer full)
-    done += assembler.expire()            # turns whose root ended (+ grace) or whose wait is over
+    assembler = TurnAssembler(settings.assembly, metrics, recent=200)
+    assembler.sampler = sampler.compiled  # None: every turn is passed on
+    done = assembler.add(batch.facts)     # turns flushed early (buffer full): a `Completed`
+    done = assembler.expire(backlog)      # turns whose root ended (+ grace) or whose wait is over
+    done.passed                           # [(turn, reason, probability)] the sampler kept
 
 Which source of a field wins, for every convention alike:
 - question: an explicit `assistant.question`; else the entry (root chain/agent) span's input; else
@@ -20,8 +22,10 @@ Which source of a field wins, for every convention alike:
 
 `AssistantTurn.sources` records, per field, the span and fact each came from (`turns --explain`).
 The corpus of real instrumentors' traces (tests/fixtures/otlp) is the evidence for these rules.
-They run compiled (native/src/assemble.rs), over span facts that stay compiled: Python sees the
-completed turn only.
+They run compiled (native/src/assemble.rs), over span facts that stay compiled. The sampler's
+decision is taken there too, on the composed turn: Python sees the turns kept for judging and the
+last few for /api/turns as `AssistantTurn` objects, and the rest only as counts and trace ids
+(at the sampling defaults, most turns).
 
 A turn completes `root_grace_s` after its root span arrives (log events of the official OpenAI
 instrumentation travel separately and may trail the span), or `decision_wait_s` after its first
@@ -41,6 +45,7 @@ from monitor.ingest.semconv import compiled
 from monitor.model import AssistantTurn, SpanFacts
 
 build_turn: Callable[[bytes, list[SpanFacts], str], AssistantTurn] = compiled.build_turn
+Completed = compiled.Completed  # turns completed at once: see native/src/assemble.rs
 
 
 def facts_size(facts: SpanFacts) -> int:
@@ -79,26 +84,21 @@ class AssemblyTelemetry:
             "assistant_assembly_evictions", "Turns flushed early because the assembly buffer hit "
             "a limit (traces, spans, bytes).", ["limit"], registry=r)
 
-    def count_turns(self, turns: list[AssistantTurn], services: Callable[[str | None], str],
-                    routes: Callable[[str | None], str]) -> None:
-        """Assembled turns, by service and route as their label guards bound them: tallied
-        first, so a batch costs one update per label set, not several per turn."""
-        received: dict[tuple[str, str], int] = {}
-        calls: dict[tuple[str, str, str], int] = {}
-        no_question = no_answer = 0
-        for turn in turns:
-            key = (services(turn.service), routes(turn.route))
-            received[key] = received.get(key, 0) + 1
-            for call in turn.tool_calls:
-                outcome = (*key, "error" if call.error else "ok")
-                calls[outcome] = calls.get(outcome, 0) + 1
-            no_question += not turn.question
-            no_answer += not turn.answer
-        for labels, count in received.items():
-            self.turns_received.labels(*labels).inc(count)
-        for labels, count in calls.items():
-            self.tool_calls.labels(*labels).inc(count)
-        for part, count in (("no_question", no_question), ("no_answer", no_answer)):
+    def count_completed(self, done: Completed, services: Callable[[str | None], str],
+                        routes: Callable[[str | None], str]) -> None:
+        """Completed turns, by service and route as their label guards bound them: tallied by
+        the assembler, so a batch costs one update per label set, not several per turn."""
+        received: dict[tuple[str, str], list[int]] = {}
+        for (service, route), counts in done.received.items():
+            tally = received.setdefault((services(service), routes(route)), [0, 0, 0])
+            for n, count in enumerate(counts):
+                tally[n] += count
+        for labels, (turns, ok, failed) in received.items():
+            self.turns_received.labels(*labels).inc(turns)
+            for outcome, count in (("ok", ok), ("error", failed)):
+                if count:
+                    self.tool_calls.labels(*labels, outcome).inc(count)
+        for part, count in (("no_question", done.no_question), ("no_answer", done.no_answer)):
             if count:
                 self.turns_incomplete.labels(part).inc(count)
 
@@ -110,7 +110,9 @@ class AssemblyTelemetry:
 
 class TurnAssembler:
     def __init__(self, settings: AssemblySettings, metrics: AssemblyTelemetry,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, recent: int = 0) -> None:
+        """`recent`: how many of each batch's last turns are built whatever the sampler decides
+        (what /api/turns shows)."""
         self.settings = settings
         self.metrics = metrics
         self.clock = clock
@@ -119,7 +121,16 @@ class TurnAssembler:
             max_spans_per_trace=settings.max_spans_per_trace,
             max_size=settings.max_size_mib << 20, root_grace_s=settings.root_grace_s,
             decision_wait_s=settings.decision_wait_s,
-            remember_completed=settings.remember_completed)
+            remember_completed=settings.remember_completed, recent=recent)
+
+    @property
+    def sampler(self) -> compiled.TurnSampler | None:
+        """Decides which turns are passed on; None: every turn is."""
+        return self._buffer.sampler
+
+    @sampler.setter
+    def sampler(self, sampler: compiled.TurnSampler | None) -> None:
+        self._buffer.sampler = sampler
 
     @property
     def trace_count(self) -> int:
@@ -137,9 +148,10 @@ class TurnAssembler:
     def holds(self, trace_id: bytes) -> bool:
         return self._buffer.holds(trace_id)
 
-    def add(self, facts: list[SpanFacts]) -> list[AssistantTurn]:
-        """Buffer spans; return the turns flushed early to make room."""
-        flushed, late, too_large, evicted = self._buffer.add(facts, self.clock())
+    def add(self, facts: list[SpanFacts], backlog: int = 0) -> Completed:
+        """Buffer spans; return the turns flushed early to make room. `backlog`: sampled turns
+        waiting for a judge (the sampler's rates fall as it grows)."""
+        flushed, late, too_large, evicted = self._buffer.add(facts, self.clock(), backlog)
         if late:
             self.metrics.spans_refused.labels("late").inc(late)
         if too_large:
@@ -148,22 +160,19 @@ class TurnAssembler:
             self.metrics.assembly_evictions.labels(limit).inc()
         return self._completed(flushed)
 
-    def expire(self) -> list[AssistantTurn]:
+    def expire(self, backlog: int = 0) -> Completed:
         """Complete the turns that are due."""
-        return self._completed(self._buffer.expire(self.clock()))
+        return self._completed(self._buffer.expire(self.clock(), backlog))
 
     def discard(self, trace_ids: Iterable[bytes]) -> int:
         """Drop turns being assembled without completing them (their source will re-send), and
         forget those completed: a re-send is assembled again, not refused as late."""
         return self._buffer.discard(trace_ids)
 
-    def flush_all(self) -> list[AssistantTurn]:
-        return self._completed(self._buffer.flush_all())
+    def flush_all(self, backlog: int = 0) -> Completed:
+        return self._completed(self._buffer.flush_all(backlog))
 
-    def _completed(self, turns: list[AssistantTurn]) -> list[AssistantTurn]:
-        reasons: dict[str, int] = {}
-        for turn in turns:
-            reasons[turn.completion] = reasons.get(turn.completion, 0) + 1
-        for reason, count in reasons.items():
+    def _completed(self, done: Completed) -> Completed:
+        for reason, count in done.completions.items():
             self.metrics.turn_completions.labels(reason).inc(count)
-        return turns
+        return done

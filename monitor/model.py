@@ -123,11 +123,24 @@ SpanFacts = compiled.SpanFacts
 
 
 class TurnConsumer(Protocol):
-    """The one interface between stages after assembly: completed turns, in order, as many at
-    once as waited (a batch is one store transaction, one hand-off to the store's thread)."""
+    """Completed turns, in order, as many at once as waited: what replaces sampling and judging
+    in a `Sidecar` built with a custom downstream."""
 
     async def consume(self, turns: Sequence[AssistantTurn]) -> None: ...
 
 
 # A turn the sampler kept, why (a rule's name or "rate"), and the probability it was kept with.
 Sampled = tuple[AssistantTurn, str, float]
+
+
+class SampledConsumer(Protocol):
+    """The one interface between stages after assembly. The assembler takes `sampler`'s decision
+    on each turn it completes (None: every turn passes), with the rates scaled by `backlog()`;
+    `consume` gets the turns kept, in order, as many at once as waited (a batch is one store
+    transaction, one hand-off to the store's thread), and how many were decided against."""
+
+    sampler: compiled.TurnSampler | None
+
+    def backlog(self) -> int: ...
+
+    async def consume(self, sampled: Sequence[Sampled], not_sampled: int) -> None: ...

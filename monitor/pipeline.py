@@ -1,6 +1,6 @@
 """Spans in, turns out: the span sink the receivers and the Kafka source feed, the turn queue,
-and the pump that passes turns downstream (sampling, then the store or the judge queue's
-publisher).
+and the pump that passes turns downstream (the sampling stage, then the store or the judge
+queue's publisher).
 
     pipeline = TurnPipeline(settings, metrics, sampling, recent, decoder, wal, services, routes)
     pipeline.accepting = True
@@ -8,8 +8,10 @@ publisher).
     await pipeline.tick()                       # runs for ever: completes turns that are due
     await pipeline.pump()                       # runs for ever: passes queued turns on, in batches
 
-A turn is settled (its write-ahead-log records freed, its Kafka offsets committable) once
-downstream has taken it: stored or published for a judge, or decided against.
+The assembler takes the sampler's decision as it completes each turn (`SampledConsumer`), so the
+queue holds the kept turns, and of the others only their trace ids. A turn is settled (its
+write-ahead-log records freed, its Kafka offsets committable) once downstream has taken it:
+stored or published for a judge, or decided against.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter, deque
+from collections.abc import Sequence
 
 from monitor.admin import RecentTurns
-from monitor.assemble import TurnAssembler
+from monitor.assemble import Completed, TurnAssembler
 from monitor.config import Settings
 from monitor.emit.metrics import LabelGuard
 from monitor.errors import PermanentError, RetryableError
@@ -28,7 +31,7 @@ from monitor.ingest import Signal
 from monitor.ingest.kafka_source import KafkaSource
 from monitor.ingest.otlp import Batch, Format, OtlpDecoder
 from monitor.ingest.wal import WriteAheadLog
-from monitor.model import AssistantTurn, TurnConsumer
+from monitor.model import Sampled, SampledConsumer, TurnConsumer
 from monitor.telemetry import Metrics
 
 log = logging.getLogger(__name__)
@@ -40,13 +43,30 @@ TICK_S = 0.1  # how often due turns are completed
 BATCH = 256
 
 
+class PassAll:
+    """A custom `TurnConsumer` in the sampling stage's place: every turn is passed on to it."""
+
+    sampler = None
+
+    def __init__(self, consumer: TurnConsumer) -> None:
+        self.consumer = consumer
+
+    def backlog(self) -> int:
+        return 0
+
+    async def consume(self, sampled: Sequence[Sampled], not_sampled: int) -> None:
+        if sampled:
+            await self.consumer.consume([turn for turn, _, _ in sampled])
+
+
 class TurnPipeline:
-    def __init__(self, settings: Settings, metrics: Metrics, downstream: TurnConsumer,
+    def __init__(self, settings: Settings, metrics: Metrics, downstream: SampledConsumer,
                  recent: RecentTurns, decoder: OtlpDecoder, wal: WriteAheadLog | None,
                  services: LabelGuard, routes: LabelGuard) -> None:
         self.settings = settings
         self.metrics = metrics
-        self.assembler = TurnAssembler(settings.assembly, metrics)
+        self.assembler = TurnAssembler(settings.assembly, metrics, recent=recent.size)
+        self.assembler.sampler = downstream.sampler
         self.downstream = downstream
         self.recent = recent
         self.decoder = decoder
@@ -55,7 +75,8 @@ class TurnPipeline:
         self.routes = routes
         self.kafka: KafkaSource | None = None  # set once built: it feeds this pipeline
         self.accepting = False
-        self.turns: deque[AssistantTurn] = deque()  # waiting to be passed on; bounded by admit()
+        self.waiting: deque[Completed] = deque()  # turns completed, waiting to be passed on
+        self.waiting_turns = 0  # how many: admit() bounds it
         self._waiting = asyncio.Event()  # set while turns wait: the pump's wake-up
         self._idle = asyncio.Event()  # no turn waits or is being passed on
         self._idle.set()
@@ -65,7 +86,7 @@ class TurnPipeline:
     @property
     def busy(self) -> bool:
         """Turns wait in the queue or are being passed on."""
-        return bool(self.turns) or self._passing > 0
+        return bool(self.waiting) or self._passing > 0
 
     # -- SpanSink ----------------------------------------------------------------------------
 
@@ -73,7 +94,7 @@ class TurnPipeline:
         if not self.accepting:
             raise RetryableError("the sidecar is not accepting data (starting or stopping)",
                                  overloaded=False)
-        if len(self.turns) >= self.settings.pipeline.turn_queue_size:
+        if self.waiting_turns >= self.settings.pipeline.turn_queue_size:
             raise RetryableError("turn queue is full; retry later")
         if self.wal is not None and self.wal.full:
             self.metrics.wal_refusals.inc()
@@ -92,14 +113,14 @@ class TurnPipeline:
 
     def consume(self, batch: Batch, receiver: str, signal: Signal) -> None:
         self.metrics.count_batch(batch, receiver, signal)
-        self._emit(self.assembler.add(batch.facts))
+        self._emit(self.assembler.add(batch.facts, self._backlog()))
         self._update_gauges()
 
     # -- what the sidecar calls ------------------------------------------------------------------
 
     def flush(self) -> None:
         """Complete every pending turn now (a stop, a replay's end)."""
-        self._emit(self.assembler.flush_all())
+        self._emit(self.assembler.flush_all(self._backlog()))
 
     async def drain(self, timeout_s: float = 10.0) -> None:
         with contextlib.suppress(TimeoutError):
@@ -151,56 +172,74 @@ class TurnPipeline:
     async def tick(self) -> None:
         while True:
             await asyncio.sleep(TICK_S)
-            self._emit(self.assembler.expire())
+            self._emit(self.assembler.expire(self._backlog()))
             if self.wal is not None:
                 self.wal.trim()
             self._update_gauges()
 
     async def pump(self) -> None:
-        """Queued turns downstream in order, up to BATCH at a time. Stopped mid-batch, the batch
-        is not settled, so replayed from the write-ahead log at start."""
+        """Queued turns downstream in order, about BATCH kept turns at a time. Stopped mid-batch,
+        the batch is not settled, so replayed from the write-ahead log at start."""
         while True:
             await self._waiting.wait()
-            batch = [self.turns.popleft() for _ in range(min(BATCH, len(self.turns)))]
-            if not self.turns:
+            batch = [self.waiting.popleft()]
+            kept = len(batch[0].passed)
+            while self.waiting and kept + len(self.waiting[0].passed) <= BATCH:
+                kept += len(self.waiting[0].passed)
+                batch.append(self.waiting.popleft())
+            if not self.waiting:
                 self._waiting.clear()
-            self._passing = len(batch)
+            self._passing = sum(len(done.trace_ids) for done in batch)
+            self.waiting_turns -= self._passing
             try:
                 await self._pass_on(batch)
             finally:
                 self._passing = 0
-                if not self.turns:
+                if not self.waiting:
                     self._idle.set()
 
     # -- internals -----------------------------------------------------------------------------
 
-    def _emit(self, turns: list[AssistantTurn]) -> None:
-        if not turns:
+    def _backlog(self) -> int:
+        """Sampled turns waiting for a judge: stored, and kept but still queued here."""
+        return self.downstream.backlog() + sum(len(done.passed) for done in self.waiting)
+
+    def _emit(self, done: Completed) -> None:
+        if not done.trace_ids:
             return
-        self.metrics.count_turns(turns, self.services, self.routes)
-        self._queued.update(bytes.fromhex(turn.trace_id) for turn in turns)
-        self.turns.extend(turns)
+        self.metrics.count_completed(done, self.services, self.routes)
+        self._queued.update(done.trace_ids)
+        self.waiting.append(done)
+        self.waiting_turns += len(done.trace_ids)
         self._idle.clear()
         self._waiting.set()
 
     def _update_gauges(self) -> None:
         self.metrics.observe_assembler(self.assembler)
-        self.metrics.queue_depth.labels("turns").set(len(self.turns))
+        self.metrics.queue_depth.labels("turns").set(self.waiting_turns)
 
-    async def _pass_on(self, turns: list[AssistantTurn]) -> None:
-        trace_ids = [bytes.fromhex(turn.trace_id) for turn in turns]
+    async def _pass_on(self, batch: list[Completed]) -> None:
+        trace_ids = [trace_id for done in batch for trace_id in done.trace_ids]
+        sampled = [kept for done in batch for kept in done.passed]
+        taken = 0  # of `sampled`, by downstream
         try:
-            await self.recent.consume(turns)
-            await self.downstream.consume(turns)
-            for trace_id in trace_ids:
-                if self.kafka is not None:  # decided against: its offsets may commit
-                    await self.kafka.passed_on(trace_id)
-                if self.wal is not None:  # its logged requests need not be replayed
-                    self.wal.settle(trace_id)
+            for done in batch:
+                self.recent.turns.extend(done.recent)
+            not_sampled = sum(done.not_sampled for done in batch)
+            for start in range(0, max(len(sampled), 1), BATCH):
+                await self.downstream.consume(sampled[start:start + BATCH], not_sampled)
+                taken, not_sampled = min(start + BATCH, len(sampled)), 0
+            if self.kafka is not None or self.wal is not None:
+                for trace_id in trace_ids:
+                    if self.kafka is not None:  # decided against: its offsets may commit
+                        await self.kafka.passed_on(trace_id)
+                    if self.wal is not None:  # its logged requests need not be replayed
+                        self.wal.settle(trace_id)
         except Exception as exc:  # a failing stage must not stop the pipeline
             # Only the type: an exception's text may quote trace content.
-            log.error("downstream stage failed on %d turns: %s", len(turns), type(exc).__name__)
-            self.metrics.turns_lost.inc(len(turns))
+            log.error("downstream stage failed on %d turns: %s", len(sampled) - taken,
+                      type(exc).__name__)
+            self.metrics.turns_lost.inc(len(sampled) - taken)
             if self.wal is not None:  # nor pin the log for ever
                 for trace_id in trace_ids:
                     self.wal.settle(trace_id)

@@ -13,7 +13,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client import CollectorRegistry
 
-from monitor.assemble import TurnAssembler, build_turn, facts_size
+from monitor.assemble import Completed, TurnAssembler, build_turn, facts_size
 from monitor.config import AssemblySettings
 from monitor.ingest.otlp import OtlpDecoder
 from monitor.model import AssistantTurn, Feedback, Message, RetrievedDocument, SpanFacts, ToolCall
@@ -42,21 +42,26 @@ def span(trace: int, span: int, parent: int = 0, **fields) -> SpanFacts:
                      is_root=not parent, **fields)
 
 
+def passed(done: Completed) -> list[AssistantTurn]:
+    """The turns an assembler without a sampler passed on: every turn completed."""
+    return [turn for turn, _, _ in done.passed]
+
+
 def count(metrics: Metrics, name: str, **labels: str) -> float:
     return metrics.registry.get_sample_value(name, labels) or 0.0
 
 
 def test_root_end_plus_grace_completes_and_late_log_events_are_merged() -> None:
     assembler, clock, metrics = make()
-    assert assembler.add([span(1, 2, parent=1, role="llm"), span(1, 1, question="q?")]) == []
+    assert passed(assembler.add([span(1, 2, parent=1, role="llm"), span(1, 1, question="q?")])) == []
     clock.now += 0.5
     # The official OpenAI instrumentation's log events arrive after the spans.
     fragment = SpanFacts(trace_id=(1).to_bytes(16, "big"), span_id=(2).to_bytes(8, "big"),
                          is_log_fragment=True, event_outputs=[Message("assistant", "a!")])
     assembler.add([fragment])
-    assert assembler.expire() == []
+    assert passed(assembler.expire()) == []
     clock.now += 0.6
-    [turn] = assembler.expire()
+    [turn] = passed(assembler.expire())
     assert (turn.question, turn.answer, turn.span_count, turn.completion) == (
         "q?", "a!", 2, "root_ended")
     assert count(metrics, "assistant_turn_completions_total", reason="root_ended") == 1
@@ -67,16 +72,16 @@ def test_no_root_completes_after_decision_wait() -> None:
     assembler, clock, metrics = make()
     assembler.add([span(1, 2, parent=99)])
     clock.now += 9.9
-    assert assembler.expire() == []
+    assert passed(assembler.expire()) == []
     clock.now += 0.2
-    [turn] = assembler.expire()
+    [turn] = passed(assembler.expire())
     assert turn.completion == "decision_wait"
 
 
 def test_late_spans_are_counted_not_reassembled() -> None:
     assembler, clock, metrics = make(root_grace_s=0)
     assembler.add([span(1, 1)])
-    assert len(assembler.expire()) == 1
+    assert len(passed(assembler.expire())) == 1
     assembler.add([span(1, 5, parent=1)])
     assert assembler.trace_count == 0
     assert count(metrics, "assistant_spans_refused_total", reason="late") == 1
@@ -84,23 +89,23 @@ def test_late_spans_are_counted_not_reassembled() -> None:
 
 def test_buffer_is_bounded_and_evictions_flush_the_oldest() -> None:
     assembler, clock, metrics = make(max_traces=2, max_spans=100)
-    assert assembler.add([span(1, 1, parent=9)]) == []
+    assert passed(assembler.add([span(1, 1, parent=9)])) == []
     clock.now += 1
-    assert assembler.add([span(2, 1, parent=9)]) == []
-    [evicted] = assembler.add([span(3, 1, parent=9)])
+    assert passed(assembler.add([span(2, 1, parent=9)])) == []
+    [evicted] = passed(assembler.add([span(3, 1, parent=9)]))
     assert evicted.trace_id == (1).to_bytes(16, "big").hex() and evicted.completion == "evicted"
     assert assembler.trace_count == 2
     assert count(metrics, "assistant_turn_completions_total", reason="evicted") == 1
 
     assembler, _, metrics = make(max_traces=100, max_spans=3)
-    flushed = assembler.add([span(1, s, parent=9) for s in range(1, 3)] + [span(2, 1), span(2, 2)])
+    flushed = passed(assembler.add([span(1, s, parent=9) for s in range(1, 3)] + [span(2, 1), span(2, 2)]))
     assert [t.span_count for t in flushed] == [2] and assembler.span_count == 2
 
 
 def test_spans_beyond_the_per_trace_limit_are_dropped_and_counted() -> None:
     assembler, _, metrics = make(max_spans_per_trace=3, root_grace_s=0)
     assembler.add([span(1, s, parent=1) for s in range(2, 7)] + [span(1, 1)])
-    [turn] = assembler.expire()  # the root still arrived and ended the turn
+    [turn] = passed(assembler.expire())  # the root still arrived and ended the turn
     assert turn.span_count == 4 and turn.completion == "root_ended"
     assert count(metrics, "assistant_spans_refused_total", reason="trace_too_large") == 2
 
@@ -116,7 +121,7 @@ def test_agent_trace_with_several_llm_calls_is_one_turn() -> None:
              output_messages=[Message("assistant", "Booked for 8pm.")]),
     ]
     assembler.add(calls + [root])
-    [turn] = assembler.expire()
+    [turn] = passed(assembler.expire())
     assert (turn.question, turn.answer, turn.span_count) == ("Book a table for two",
                                                              "Booked for 8pm.", 4)
 
@@ -134,7 +139,7 @@ def test_a_tool_called_twice_alike_explains_each_call_from_its_own_request() -> 
     executed = [span(1, 3, parent=1, role="tool", start_ns=4, end_ns=5, tool=lookup),
                 span(1, 5, parent=1, role="tool", start_ns=8, end_ns=9, tool=lookup)]
     assembler.add([span(1, 1, role="agent", start_ns=1, end_ns=10), *requests, *executed])
-    [turn] = assembler.expire()
+    [turn] = passed(assembler.expire())
     assert len(turn.tool_calls) == 2
     assert [turn.sources[f"tool_calls.{n}.arguments"][0] for n in (0, 1)] == [
         (2).to_bytes(8, "big").hex(), (4).to_bytes(8, "big").hex()]
@@ -163,7 +168,7 @@ def test_the_buffer_is_bounded_in_bytes_and_evictions_are_counted() -> None:
     assert facts_size(span(1, 1, question=QUESTION_1MB)) > 1_000_000
     flushed = []
     for n in range(1, 1001):  # 1,000 root-less spans with 1 MB questions, as an attacker sends
-        flushed += assembler.add([span(n, 1, parent=7, question=QUESTION_1MB)])
+        flushed += passed(assembler.add([span(n, 1, parent=7, question=QUESTION_1MB)]))
         assert assembler.size <= 64 << 20
     assert 60 < assembler.trace_count < 70  # about 64 MiB of 1 MB questions
     assert len(flushed) == 1000 - assembler.trace_count
@@ -173,7 +178,7 @@ def test_the_buffer_is_bounded_in_bytes_and_evictions_are_counted() -> None:
 
     assembler.add([span(5000, 2, parent=1, role="llm"), span(5000, 1, question="q?",
                                                              answer="a.")])
-    turns = assembler.expire()
+    turns = passed(assembler.expire())
     assert any(t.trace_id == (5000).to_bytes(16, "big").hex() and t.question == "q?"
                and t.span_count == 2 for t in turns)
     assembler.flush_all()
@@ -273,17 +278,17 @@ def test_turns_built_without_validation_equal_what_pydantic_validation_makes() -
     for path in sorted(capture.FIXTURES.glob("*/*.expected.json")):
         export = json.loads(path.with_name(path.name.replace(".expected", "")).read_text())
         body = json.dumps(export["traces"]).encode()
-        turns += assembler.add(decoder.traces(decoder.parse_traces(body, "json")).facts)
+        turns += passed(assembler.add(decoder.traces(decoder.parse_traces(body, "json")).facts))
     fuzz = Mutator(seed=21, fresh_trace_ids=True)
     for _ in range(1500):
         try:
-            turns += assembler.add(decoder.decode("traces", fuzz.protobuf(), "proto").facts)
+            turns += passed(assembler.add(decoder.decode("traces", fuzz.protobuf(), "proto").facts))
         except Exception:  # noqa: BLE001 - a refused body makes no turn
             pass
-    turns += assembler.add([span(1, 1, feedback=Feedback(score=-0.5, comment="slow"),
-                                 question="q?", answer="a.")])
+    turns += passed(assembler.add([span(1, 1, feedback=Feedback(score=-0.5, comment="slow"),
+                                 question="q?", answer="a.")]))
     clock.now += 3600
-    turns += assembler.expire()
+    turns += passed(assembler.expire())
     assert len(turns) > 400 and any(t.documents for t in turns) and any(t.tool_calls for t in turns)
     assert any(t.feedback for t in turns)
     for turn in turns:
@@ -318,7 +323,7 @@ def test_turns_kept_from_the_cycle_collector_are_freed_when_dropped() -> None:
                                       score=0.5) for n in range(4)]),
                 span(trace, 3, parent=1, role="tool", tool=call)])
         clock.now += 10
-        turns = assembler.expire()
+        turns = passed(assembler.expire())
         assert len(turns) == 500 and not gc.is_tracked(turns[0])
         assert not gc.is_tracked(turns[0].documents[0])
 

@@ -21,6 +21,7 @@ from monitor.ingest.otlp import OtlpDecoder
 from monitor.model import AssistantTurn
 from monitor.telemetry import Metrics
 from tests.corpus import capture
+from tests.test_assemble import passed
 
 CORPUS = sorted(capture.FIXTURES.glob("*/*.expected.json"))
 
@@ -35,7 +36,7 @@ def turn_from(export_file: Path) -> AssistantTurn:
                                                  "json")).facts
     facts += decoder.traces(decoder.parse_traces(json.dumps(export["traces"]).encode(),
                                                  "json")).facts
-    turns = assembler.add(facts) + assembler.expire()
+    turns = passed(assembler.add(facts)) + passed(assembler.expire())
     assert len(turns) == 1, [t.trace_id for t in turns]
     return turns[0]
 

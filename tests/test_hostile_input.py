@@ -257,11 +257,11 @@ def test_a_failed_background_task_is_logged_counted_and_restarted(
     expire = assembler.expire
     failures = []
 
-    def failing_once() -> list[Any]:  # fault injection: the tick's stage fails once
+    def failing_once(backlog: int = 0) -> Any:  # fault injection: the tick's stage fails once
         if not failures:
             failures.append(1)
             ToolCall(name="x", call_id=["CANARY-9d2e"])  # a pydantic error quoting content
-        return expire()
+        return expire(backlog)
 
     assembler.expire = failing_once  # type: ignore[method-assign]
     wait_until(lambda: not _ready(sidecar), timeout_s=10, what="/readyz false while down")

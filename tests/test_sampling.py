@@ -3,20 +3,28 @@ adaptation, and sampling-weighted estimates that are unbiased under non-uniform 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import random
 
+import pytest
 from opentelemetry.sdk.trace.sampling import Decision as OtelDecision
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from prometheus_client import CollectorRegistry
 
-from monitor.config import SamplingSettings
+from monitor.assemble import Completed, TurnAssembler
+from monitor.config import AssemblySettings, SamplingSettings
 from monitor.emit.metrics import LabelGuard
 from monitor.emit.verdicts import VerdictMetrics
-from monitor.model import AssistantTurn, Feedback, RetrievedDocument, ToolCall
+from monitor.ingest.otlp import OtlpDecoder
+from monitor.ingest.semconv import compiled
+from monitor.model import AssistantTurn, Feedback, RetrievedDocument, SpanFacts, ToolCall
 from monitor.sample import Sampler
 from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult, Verdict
+from tests.corpus import capture
+from tests.hostile import Mutator
 
 DOC = [RetrievedDocument(id="d", content="text")]
 
@@ -41,9 +49,9 @@ def test_same_decision_as_opentelemetry_trace_id_ratio_sampler() -> None:
 def test_rates_by_route_then_service_then_default() -> None:
     sampler = Sampler(SamplingSettings(default_rate=0.5, service_rates={"bot": 0.2},
                                        route_rates={"bot/billing": 1.0}, always_keep=[]))
-    assert sampler.rate_for(turn(1, service="bot", route="billing")) == 1.0
-    assert sampler.rate_for(turn(1, service="bot", route="search")) == 0.2
-    assert sampler.rate_for(turn(1, service="other")) == 0.5
+    assert sampler.decide(turn(1, service="bot", route="billing")).probability == 1.0
+    assert sampler.decide(turn(1, service="bot", route="search")).probability == 0.2
+    assert sampler.decide(turn(1, service="other")).probability == 0.5
     kept = sum(sampler.decide(turn(random.Random(i).getrandbits(128), service="bot")).keep
                for i in range(4000))
     assert 0.17 < kept / 4000 < 0.23
@@ -123,3 +131,75 @@ def test_weighted_estimate_is_unbiased_under_non_uniform_sampling() -> None:
         naive_errors.append(sum(y for y, _ in kept) / len(kept) - true_rate)
     assert covered >= 0.85 * replications, f"95% CI covered the truth {covered}/{replications}"
     assert min(naive_errors) > 0.1  # the unweighted share overstates no-answers every time
+
+
+def _bodies() -> list[tuple[bytes, str]]:
+    """Every trace of the real-instrumentor corpus and 600 hostile mutations, as OTLP bodies."""
+    bodies = []
+    for path in sorted(capture.FIXTURES.glob("*/*.expected.json")):
+        export = json.loads(path.with_name(path.name.replace(".expected", "")).read_text())
+        bodies.append((json.dumps(export["traces"]).encode(), "json"))
+    fuzz = Mutator(seed=5, fresh_trace_ids=True)
+    return bodies + [(fuzz.protobuf(), "proto") for _ in range(600)]
+
+
+def _assembled(assembler: TurnAssembler, bodies: list[tuple[bytes, str]],
+               backlog: int) -> list[Completed]:
+    """`bodies` through `assembler`, decoded afresh (an assembler merges into the facts it
+    holds), then a turn with negative feedback, then everything left completed."""
+    decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16)
+    done = []
+    for body, fmt in bodies:
+        with contextlib.suppress(Exception):  # a refused body makes no turn
+            done.append(assembler.add(decoder.decode("traces", body, fmt).facts, backlog))
+    done.append(assembler.add([SpanFacts(trace_id=b"\1" * 16, span_id=b"\1" * 8, is_root=True,
+                                         feedback=Feedback(score=-0.5), question="q?")], backlog))
+    assembler.clock = lambda: 10.0**9  # everything due
+    done.append(assembler.expire(backlog))
+    return done
+
+
+def test_assembly_decides_as_the_sampler_and_builds_only_the_turns_python_needs() -> None:
+    """The assembler takes the sampling decision on the turn it composed, so a turn decided
+    against never becomes a Python object. Its decisions must be the sampler's on the built turn
+    (with the backlog growing by each turn kept), every turn must still be counted and listed,
+    and the last turns of each batch are built for /api/turns whatever was decided."""
+    settings = SamplingSettings(default_rate=0.4, service_rates={"travel-agent": 0.7},
+                                adaptive={"low_watermark": 0, "high_watermark": 3000,
+                                          "min_factor": 0.2})
+    sampler = Sampler(settings)
+    assembly = AssemblySettings(root_grace_s=0, max_traces=100_000, max_spans=1_000_000)
+    bodies = _bodies()
+    every = _assembled(TurnAssembler(assembly, Metrics(CollectorRegistry())), bodies, 150)
+    sampling = TurnAssembler(assembly, Metrics(CollectorRegistry()), recent=3)
+    sampling.sampler = sampler.compiled
+    decided = _assembled(sampling, bodies, 150)
+
+    assert len(every) == len(decided)
+    reasons: set[str] = set()
+    for all_of_batch, batch in zip(every, decided, strict=True):
+        turns = [turn for turn, _, _ in all_of_batch.passed]
+        assert batch.trace_ids == [bytes.fromhex(t.trace_id) for t in turns]
+        expected, backlog = [], 150
+        for turn in turns:
+            decision = sampler.decide(turn, backlog)
+            if decision.keep:
+                expected.append((turn, decision.reason, decision.probability))
+                backlog += 1
+        assert batch.passed == expected
+        assert batch.not_sampled == len(turns) - len(expected)
+        assert batch.recent == turns[-3:]
+        assert batch.received == all_of_batch.received
+        assert (batch.no_question, batch.no_answer) == (all_of_batch.no_question,
+                                                       all_of_batch.no_answer)
+        reasons.update(reason for _, reason, _ in expected)
+    assert sum(len(b.trace_ids) for b in decided) > 300
+    assert 0.2 < sum(b.not_sampled for b in decided) / sum(len(b.trace_ids) for b in decided) < 0.8
+    assert {"rate", "negative_feedback", "no_documents", "error_status"} <= reasons
+
+
+def test_a_sampler_refuses_an_unknown_rule_by_name() -> None:
+    with pytest.raises(ValueError, match="unknown always-keep rule 'negative_feedbak': expected "
+                       "one of negative_feedback, no_documents, error_status, failed_tool_call"):
+        compiled.TurnSampler(always_keep=["negative_feedbak"], default_rate=1.0, service_rates={},
+                             route_rates={}, low_watermark=0, high_watermark=1, min_factor=0.5)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from monitor.config import SamplingSettings
-from monitor.model import AssistantTurn, Sampled
+from monitor.model import Sampled
 from monitor.sample.sampler import Sampler
 from monitor.sample.telemetry import SamplingTelemetry
 
@@ -29,12 +29,14 @@ class TurnQueue(Protocol):
 
 
 class SamplingStage:
-    """A `TurnConsumer`: sampled turns go into the judge queue; `on_enqueued` wakes judges."""
+    """A `SampledConsumer`: the turns the sampler kept go into the judge queue, within its
+    bounds (`max_backlog`, the daily token budget); `on_enqueued` wakes judges."""
 
     def __init__(self, settings: SamplingSettings, store: TurnQueue, metrics: SamplingTelemetry,
                  on_enqueued: Callable[[], None], daily_token_budget: int | None = None) -> None:
         self.settings = settings
-        self.sampler = Sampler(settings)
+        self.rules = Sampler(settings)
+        self.sampler = self.rules.compiled  # the assembler decides with it
         self.store = store
         self.metrics = metrics
         self.on_enqueued = on_enqueued
@@ -53,22 +55,17 @@ class SamplingStage:
             self._budget_checked_at = now
         return self._budget_exhausted
 
-    async def consume(self, turns: Sequence[AssistantTurn]) -> None:
+    def backlog(self) -> int:
+        return self.store.backlog()
+
+    async def consume(self, sampled: Sequence[Sampled], not_sampled: int) -> None:
         backlog = self.store.backlog()
-        kept: list[Sampled] = []
-        not_sampled = backlog_full = 0  # counted once a batch
-        for turn in turns:
-            decision = self.sampler.decide(turn, backlog + len(kept))
-            if not decision.keep:
-                not_sampled += 1
-            elif backlog + len(kept) >= self.settings.max_backlog:
-                backlog_full += 1
-            else:
-                kept.append((turn, decision.reason, decision.probability))
-        for reason, count in (("not_sampled", not_sampled), ("backlog_full", backlog_full)):
+        kept = list(sampled[:max(0, self.settings.max_backlog - backlog)])
+        for reason, count in (("not_sampled", not_sampled),
+                              ("backlog_full", len(sampled) - len(kept))):
             if count:
                 self.metrics.turns_dropped.labels(reason).inc(count)
-        self.metrics.sampling_factor.set(self.sampler.backlog_factor(backlog + len(kept)))
+        self.metrics.sampling_factor.set(self.rules.backlog_factor(backlog + len(kept)))
         if not kept:
             return
         if await self._over_budget():

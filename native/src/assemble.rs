@@ -1,16 +1,18 @@
 //! Assembly: spans of one trace become one turn (monitor/assemble.py states the rules; this is
 //! where they run). `Assembler` buffers each trace's SpanFacts until its turn is due, within
-//! bounds; `build_turn` composes the turn and hands Python one monitor.model.AssistantTurn.
+//! bounds; `compose` makes the turn, the sampler decides on it, and only the turns Python needs
+//! (those kept, and the last few for /api/turns) become monitor.model.AssistantTurn objects.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PySet, PyString};
+use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PySet, PyString};
 
 use crate::facts::{calls_py, construct, document_py, feedback_py, opt_str, untrack, SpanFacts};
 use crate::readers;
-use crate::semconv::{Message, ToolCall};
+use crate::sample::{Traits, TurnSampler};
+use crate::semconv::{Document, Feedback, Message, ToolCall};
 use crate::value::Value;
 
 struct Pending {
@@ -43,17 +45,41 @@ pub struct Assembler {
     span_count: usize,
     #[pyo3(get)]
     size: usize,
+    /// Decides which completed turns are passed on; None: every turn is.
+    #[pyo3(get, set)]
+    sampler: Option<Py<TurnSampler>>,
+    recent: usize, // how many of a batch's last turns are built for /api/turns
 }
 
-type Completed<'py> = Bound<'py, PyList>;
+/// Turns completed at once. Python gets objects only for the turns passed on and the batch's
+/// last `recent`; every turn is counted and its trace id listed.
+#[pyclass(module = "assistant_monitor_native", frozen, get_all)]
+pub struct Completed {
+    /// (turn, reason, inclusion probability) of each turn passed on, in order: kept by the
+    /// sampler (its always-keep rule or "rate"), or every turn ("all") when there is none.
+    passed: Py<PyList>,
+    /// The batch's last turns (up to `recent`), oldest first.
+    recent: Py<PyList>,
+    /// Every completed turn's trace id (bytes), in order.
+    trace_ids: Py<PyList>,
+    /// Turns the sampler decided against.
+    not_sampled: u64,
+    /// (service, route) -> [turns, tool calls ok, tool calls failed].
+    received: Py<PyDict>,
+    no_question: u64,
+    no_answer: u64,
+    /// completion reason -> turns.
+    completions: Py<PyDict>,
+}
 
 #[pymethods]
 impl Assembler {
     #[new]
     #[pyo3(signature = (*, max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s,
-                        decision_wait_s, remember_completed))]
+                        decision_wait_s, remember_completed, recent = 0))]
+    #[allow(clippy::too_many_arguments)]
     fn new(max_traces: usize, max_spans: usize, max_spans_per_trace: usize, max_size: usize,
-           root_grace_s: f64, decision_wait_s: f64, remember_completed: usize) -> Self {
+           root_grace_s: f64, decision_wait_s: f64, remember_completed: usize, recent: usize) -> Self {
         Assembler {
             max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s, decision_wait_s,
             remember_completed,
@@ -65,6 +91,8 @@ impl Assembler {
             seq: 0,
             span_count: 0,
             size: 0,
+            sampler: None,
+            recent,
         }
     }
 
@@ -78,9 +106,11 @@ impl Assembler {
     }
 
     /// Buffer spans. Returns (turns flushed early to make room, spans refused as late, spans
-    /// refused because their trace is too large, the limit each flush was for).
-    fn add<'py>(&mut self, py: Python<'py>, facts: &Bound<'py, PyList>, now: f64)
-        -> PyResult<(Completed<'py>, u64, u64, Vec<&'static str>)> {
+    /// refused because their trace is too large, the limit each flush was for). `backlog`: the
+    /// sampled turns waiting for a judge, which the sampler's rates fall with.
+    #[pyo3(signature = (facts, now, backlog = 0))]
+    fn add(&mut self, py: Python<'_>, facts: &Bound<'_, PyList>, now: f64, backlog: i64)
+        -> PyResult<(Completed, u64, u64, Vec<&'static str>)> {
         let (mut late, mut too_large) = (0u64, 0u64);
         for item in facts.iter() {
             let item = item.downcast_into::<SpanFacts>()?;
@@ -130,32 +160,33 @@ impl Assembler {
                 self.root_deadlines.push_back((now + self.root_grace_s, known.trace_id.clone()));
             }
         }
-        let flushed = PyList::empty(py);
+        let mut flushed = Vec::new();
         let mut evicted = Vec::new();
         while let Some(limit) = self.over_limit() {
             let Some(oldest) = self.oldest() else { break };
             evicted.push(limit);
-            flushed.append(self.complete(py, &oldest, "evicted")?)?;
+            flushed.push(self.take(oldest, "evicted"));
         }
-        Ok((flushed, late, too_large, evicted))
+        Ok((self.complete(py, flushed, backlog)?, late, too_large, evicted))
     }
 
     /// Complete the turns that are due.
-    fn expire<'py>(&mut self, py: Python<'py>, now: f64) -> PyResult<Completed<'py>> {
-        let done = PyList::empty(py);
+    #[pyo3(signature = (now, backlog = 0))]
+    fn expire(&mut self, py: Python<'_>, now: f64, backlog: i64) -> PyResult<Completed> {
+        let mut done = Vec::new();
         while self.root_deadlines.front().is_some_and(|(due, _)| *due <= now) {
             let (_, trace_id) = self.root_deadlines.pop_front().expect("checked");
             if self.pending.contains_key(&trace_id) {
-                done.append(self.complete(py, &trace_id, "root_ended")?)?;
+                done.push(self.take(trace_id, "root_ended"));
             }
         }
         while let Some(oldest) = self.oldest() {
             if self.pending[&oldest].first_seen + self.decision_wait_s > now {
                 break;
             }
-            done.append(self.complete(py, &oldest, "decision_wait")?)?;
+            done.push(self.take(oldest, "decision_wait"));
         }
-        Ok(done)
+        self.complete(py, done, backlog)
     }
 
     /// Drop turns being assembled without completing them (their source will re-send), and
@@ -174,12 +205,13 @@ impl Assembler {
         Ok(dropped)
     }
 
-    fn flush_all<'py>(&mut self, py: Python<'py>) -> PyResult<Completed<'py>> {
-        let done = PyList::empty(py);
+    #[pyo3(signature = (backlog = 0))]
+    fn flush_all(&mut self, py: Python<'_>, backlog: i64) -> PyResult<Completed> {
+        let mut done = Vec::new();
         while let Some(oldest) = self.oldest() {
-            done.append(self.complete(py, &oldest, "shutdown")?)?;
+            done.push(self.take(oldest, "shutdown"));
         }
-        Ok(done)
+        self.complete(py, done, backlog)
     }
 }
 
@@ -207,14 +239,15 @@ impl Assembler {
         None
     }
 
-    fn complete<'py>(&mut self, py: Python<'py>, trace_id: &[u8], reason: &str) -> PyResult<Bound<'py, PyAny>> {
-        let pending = self.pending.remove(trace_id).expect("a pending trace");
+    /// A due trace out of the buffer, remembered as completed.
+    fn take(&mut self, trace_id: Vec<u8>, reason: &'static str) -> (Vec<u8>, Pending, &'static str) {
+        let pending = self.pending.remove(&trace_id).expect("a pending trace");
         self.span_count -= pending.spans.len();
         self.size -= pending.size;
         if self.remember_completed > 0 {
             self.seq += 1;
-            self.completed.insert(trace_id.to_vec(), self.seq);
-            self.completed_order.push_back((self.seq, trace_id.to_vec()));
+            self.completed.insert(trace_id.clone(), self.seq);
+            self.completed_order.push_back((self.seq, trace_id.clone()));
             while self.completed.len() > self.remember_completed {
                 let (seq, oldest) = self.completed_order.pop_front().expect("as many as remembered");
                 if self.completed.get(&oldest) == Some(&seq) {
@@ -226,16 +259,84 @@ impl Assembler {
                 self.completed_order.retain(|(seq, t)| completed.get(t) == Some(seq));
             }
         }
-        let spans: Vec<PyRef<'_, SpanFacts>> = pending.spans.iter().map(|s| s.borrow(py)).collect();
-        let spans: Vec<&SpanFacts> = spans.iter().map(|s| &**s).collect();
-        build_turn(py, trace_id, spans, reason)
+        (trace_id, pending, reason)
+    }
+
+    /// The turns of traces taken out: composed, counted, decided on; built where Python needs
+    /// them. The backlog grows by each turn kept, as the judge queue will.
+    fn complete(&self, py: Python<'_>, done: Vec<(Vec<u8>, Pending, &'static str)>, backlog: i64)
+        -> PyResult<Completed> {
+        let sampler = self.sampler.as_ref().map(|s| s.get());
+        let (passed, recent, trace_ids) = (PyList::empty(py), PyList::empty(py), PyList::empty(py));
+        let mut received: Vec<((&str, Option<&str>), [u64; 3])> = Vec::new();
+        let (mut kept, mut not_sampled, mut no_question, mut no_answer) = (0i64, 0, 0, 0);
+        let mut completions: Vec<(&str, u64)> = Vec::new();
+        let spans: Vec<Vec<PyRef<'_, SpanFacts>>> = done.iter()
+            .map(|(_, pending, _)| pending.spans.iter().map(|s| s.borrow(py)).collect())
+            .collect();
+        let recent_from = done.len().saturating_sub(self.recent);
+        for (n, ((trace_id, _, reason), spans)) in done.iter().zip(&spans).enumerate() {
+            let turn = compose(trace_id, spans.iter().map(|s| &**s).collect(), reason);
+            let key = (turn.service, turn.route);
+            let at = match received.iter().position(|(k, _)| *k == key) {
+                Some(at) => at,
+                None => {
+                    received.push((key, [0; 3]));
+                    received.len() - 1
+                }
+            };
+            let counts = &mut received[at].1;
+            counts[0] += 1;
+            for call in &turn.tool_calls {
+                counts[if truthy(&call.error) { 2 } else { 1 }] += 1;
+            }
+            no_question += u64::from(turn.question.is_none());
+            no_answer += u64::from(turn.answer.is_none());
+            match completions.iter_mut().find(|(r, _)| r == reason) {
+                Some((_, count)) => *count += 1,
+                None => completions.push((reason, 1)),
+            }
+            let (keep, why, probability) = match sampler {
+                Some(sampler) => sampler.decide_traits(&Traits::of(&turn), backlog + kept),
+                None => (true, "all", 1.0),
+            };
+            trace_ids.append(PyBytes::new(py, trace_id))?;
+            if !keep {
+                not_sampled += 1;
+                if n < recent_from {
+                    continue;
+                }
+            }
+            let built = turn.to_py(py)?;
+            if keep {
+                kept += 1;
+                passed.append((&built, why, probability))?;
+            }
+            if n >= recent_from {
+                recent.append(built)?;
+            }
+        }
+        let received_py = PyDict::new(py);
+        for ((service, route), counts) in received {
+            received_py.set_item((service, route), counts.to_vec())?;
+        }
+        Ok(Completed {
+            passed: passed.unbind(),
+            recent: recent.unbind(),
+            trace_ids: trace_ids.unbind(),
+            not_sampled,
+            received: received_py.unbind(),
+            no_question,
+            no_answer,
+            completions: completions.into_py_dict(py)?.unbind(),
+        })
     }
 }
 
 // AssistantTurn.completion's values.
 const COMPLETIONS: [&str; 4] = ["root_ended", "decision_wait", "evicted", "shutdown"];
 
-/// build_turn for Python (tests): the turn that these spans of one trace make.
+/// For Python (tests): the turn that these spans of one trace make.
 #[pyfunction(name = "build_turn")]
 pub fn py_build_turn<'py>(py: Python<'py>, trace_id: &[u8], spans: Vec<PyRef<'py, SpanFacts>>,
                           completion: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -243,7 +344,7 @@ pub fn py_build_turn<'py>(py: Python<'py>, trace_id: &[u8], spans: Vec<PyRef<'py
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
             "unknown completion '{completion}': expected one of {}", COMPLETIONS.join(", "))));
     }
-    build_turn(py, trace_id, spans.iter().map(|s| &**s).collect(), completion)
+    compose(trace_id, spans.iter().map(|s| &**s).collect(), completion).to_py(py)
 }
 
 // -- composition: the rules of monitor/assemble.py's docstring ---------------------------------
@@ -506,8 +607,35 @@ fn first_text<'a>(spans: impl Iterator<Item = &'a Option<String>>) -> Option<&'a
 
 static TURN: pyo3::sync::GILOnceCell<Py<PyAny>> = pyo3::sync::GILOnceCell::new();
 
-pub fn build_turn<'py>(py: Python<'py>, trace_id: &[u8], mut spans: Vec<Span>, completion: &str)
-    -> PyResult<Bound<'py, PyAny>> {
+/// A turn composed from its spans, still compiled: what sampling and the turn counters read,
+/// and what becomes a monitor.model.AssistantTurn (`to_py`) only where Python needs one.
+pub struct Turn<'a> {
+    pub trace_id: &'a [u8],
+    root: Option<Span<'a>>,
+    pub service: &'a str,
+    pub route: Option<&'a str>,
+    tenant: Option<&'a str>,
+    pub question: Option<&'a str>,
+    pub documents: Vec<&'a Document>,
+    pub answer: Option<&'a str>,
+    pub tool_calls: Vec<ToolCall>,
+    model: Option<&'a str>,
+    pub feedback: Option<&'a Feedback>,
+    pub error: Option<&'a str>,
+    scenario_id: Option<&'a str>,
+    expected_tool_calls: Option<&'a [ToolCall]>,
+    conversation_id: Option<&'a str>,
+    start: Option<u64>,
+    end: Option<u64>,
+    input_tokens: i128,
+    output_tokens: i128,
+    span_count: usize,
+    conventions: Vec<&'a str>,
+    completion: &'a str,
+    sources: Sources<'a>,
+}
+
+pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a str) -> Turn<'a> {
     // Log fragments whose span never arrived still carry content: they stay, untimed, first.
     spans.sort_by_key(|s| (s.start_ns, s.end_ns)); // stable
     let root = spans.iter().copied().find(|s| s.is_root);
@@ -527,84 +655,116 @@ pub fn build_turn<'py>(py: Python<'py>, trace_id: &[u8], mut spans: Vec<Span>, c
     let question = pick("question", question_candidates(&spans, &entry, &llm_calls).into_iter(), &mut sources);
     let answer = pick("answer", answer_candidates(&spans, &entry, &llm_calls).into_iter(), &mut sources);
 
-    let documents = PyList::empty(py);
+    let mut documents: Vec<&Document> = Vec::new();
     let mut seen: HashSet<(Option<&str>, Option<&str>)> = HashSet::new();
     for &span in &spans {
         for doc in &span.facts.documents {
             if seen.insert((doc.id.as_deref(), doc.content.as_deref())) {
                 sources.set(format!("documents.{}", documents.len()), span, "documents");
-                documents.append(document_py(py, doc)?)?;
+                documents.push(doc);
             }
         }
     }
 
-    let starts = spans.iter().map(|s| s.start_ns).filter(|n| *n != 0);
-    let start = starts.clone().min();
+    let start = spans.iter().map(|s| s.start_ns).filter(|n| *n != 0).min();
     let end = spans.iter().map(|s| s.end_ns).filter(|n| *n != 0).max();
     let model_span = by_end_latest_first(&llm_calls).into_iter().find(|s| truthy(&s.facts.model));
     if let Some(s) = model_span {
         sources.set("model".to_string(), s, "model");
     }
     let first = root.or(spans.first().copied());
-    let calls = tool_calls(&spans, &llm_calls, &mut sources);
-
-    // Every field in AssistantTurn's declaration order; `given` those set (not defaulted).
-    let values = PyDict::new(py);
-    let given = PySet::empty(py)?;
-    let set = |key: &Bound<'py, PyString>, value: Bound<'py, PyAny>| -> PyResult<()> {
-        untrack(&value); // lists and dicts of ours; a no-op on strings and numbers
-        given.add(key)?;
-        values.set_item(key, value)
-    };
-    let none = || py.None().into_bound(py);
-    let text = |t: Option<&str>| opt_str(py, &t.map(str::to_string));
-    set(intern!(py, "trace_id"), hex(trace_id).into_pyobject(py)?.into_any())?;
-    set(intern!(py, "root_span_id"), text(root.map(|r| hex(&r.span_id)).as_deref()))?;
+    let tool_calls = tool_calls(&spans, &llm_calls, &mut sources);
     let service = first.and_then(|f| f.service.as_deref()).filter(|s| !s.is_empty())
         .or_else(|| first_text(spans.iter().map(|s| &s.service)))
         .unwrap_or("unknown");
-    set(intern!(py, "service"), service.into_pyobject(py)?.into_any())?;
-    set(intern!(py, "route"), text(first_text(spans.iter().map(|s| &s.facts.route))))?;
-    set(intern!(py, "tenant"), text(first_text(spans.iter().map(|s| &s.tenant))))?;
-    set(intern!(py, "question"), text(question))?;
-    set(intern!(py, "documents"), documents.into_any())?;
-    set(intern!(py, "answer"), text(answer))?;
-    set(intern!(py, "tool_calls"), calls_py(py, &calls)?.into_any())?;
     let model = match model_span {
         Some(s) => s.facts.model.as_deref(),
         None => first_text(spans.iter().map(|s| &s.facts.model)),
     };
-    set(intern!(py, "model"), text(model))?;
-    match spans.iter().rev().find_map(|s| s.facts.feedback.as_ref()) {
-        Some(feedback) => set(intern!(py, "feedback"), feedback_py(py, feedback)?)?,
-        None => values.set_item(intern!(py, "feedback"), none())?,
-    }
-    set(intern!(py, "error"), text(first_text(spans.iter().map(|s| &s.error))))?;
-    set(intern!(py, "scenario_id"), text(first_text(spans.iter().map(|s| &s.facts.scenario_id))))?;
-    match spans.iter().find_map(|s| s.facts.expected_tool_calls.as_deref()) {
-        Some(expected) => set(intern!(py, "expected_tool_calls"), calls_py(py, expected)?.into_any())?,
-        None => values.set_item(intern!(py, "expected_tool_calls"), none())?,
-    }
-    set(intern!(py, "conversation_id"),
-        text(first_text(spans.iter().map(|s| &s.facts.conversation_id))))?;
-    set(intern!(py, "start_time_unix_nano"), start.unwrap_or(0).into_pyobject(py)?.into_any())?;
-    let duration_ms = match (start, end) {
-        (Some(start), Some(end)) => (end as i128 - start as i128) as f64 / 1e6,
-        _ => 0.0,
-    };
-    set(intern!(py, "duration_ms"), duration_ms.into_pyobject(py)?.into_any())?;
     let tokens = |read: fn(Span) -> i64| spans.iter().map(|s| read(s) as i128).sum::<i128>();
-    set(intern!(py, "input_tokens"), tokens(|s| s.facts.input_tokens).into_pyobject(py)?.into_any())?;
-    set(intern!(py, "output_tokens"), tokens(|s| s.facts.output_tokens).into_pyobject(py)?.into_any())?;
-    set(intern!(py, "span_count"), spans.len().into_pyobject(py)?.into_any())?;
     let mut conventions: Vec<&str> = spans.iter().flat_map(|s| s.conventions.iter().map(String::as_str)).collect();
     conventions.sort_unstable();
     conventions.dedup();
-    set(intern!(py, "conventions"), PyList::new(py, conventions)?.into_any())?;
-    set(intern!(py, "completion"), completion.into_pyobject(py)?.into_any())?;
-    set(intern!(py, "sources"), sources.to_py(py)?.into_any())?;
-    let class = TURN.get_or_try_init(py, || {
-        py.import("monitor.model")?.getattr("AssistantTurn").map(Bound::unbind)
-    })?;
-    construct(class.bind(py), values, given)
+    Turn {
+        trace_id,
+        root,
+        service,
+        route: first_text(spans.iter().map(|s| &s.facts.route)),
+        tenant: first_text(spans.iter().map(|s| &s.tenant)),
+        question,
+        documents,
+        answer,
+        tool_calls,
+        model,
+        feedback: spans.iter().rev().find_map(|s| s.facts.feedback.as_ref()),
+        error: first_text(spans.iter().map(|s| &s.error)),
+        scenario_id: first_text(spans.iter().map(|s| &s.facts.scenario_id)),
+        expected_tool_calls: spans.iter().find_map(|s| s.facts.expected_tool_calls.as_deref()),
+        conversation_id: first_text(spans.iter().map(|s| &s.facts.conversation_id)),
+        start,
+        end,
+        input_tokens: tokens(|s| s.facts.input_tokens),
+        output_tokens: tokens(|s| s.facts.output_tokens),
+        span_count: spans.len(),
+        conventions,
+        completion,
+        sources,
+    }
+}
+
+impl Turn<'_> {
+    /// The monitor.model.AssistantTurn.
+    pub fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        // Every field in AssistantTurn's declaration order; `given` those set (not defaulted).
+        let values = PyDict::new(py);
+        let given = PySet::empty(py)?;
+        let set = |key: &Bound<'py, PyString>, value: Bound<'py, PyAny>| -> PyResult<()> {
+            untrack(&value); // lists and dicts of ours; a no-op on strings and numbers
+            given.add(key)?;
+            values.set_item(key, value)
+        };
+        let none = || py.None().into_bound(py);
+        let text = |t: Option<&str>| opt_str(py, &t.map(str::to_string));
+        set(intern!(py, "trace_id"), hex(self.trace_id).into_pyobject(py)?.into_any())?;
+        set(intern!(py, "root_span_id"), text(self.root.map(|r| hex(&r.span_id)).as_deref()))?;
+        set(intern!(py, "service"), self.service.into_pyobject(py)?.into_any())?;
+        set(intern!(py, "route"), text(self.route))?;
+        set(intern!(py, "tenant"), text(self.tenant))?;
+        set(intern!(py, "question"), text(self.question))?;
+        let documents = PyList::empty(py);
+        for doc in &self.documents {
+            documents.append(document_py(py, doc)?)?;
+        }
+        set(intern!(py, "documents"), documents.into_any())?;
+        set(intern!(py, "answer"), text(self.answer))?;
+        set(intern!(py, "tool_calls"), calls_py(py, &self.tool_calls)?.into_any())?;
+        set(intern!(py, "model"), text(self.model))?;
+        match self.feedback {
+            Some(feedback) => set(intern!(py, "feedback"), feedback_py(py, feedback)?)?,
+            None => values.set_item(intern!(py, "feedback"), none())?,
+        }
+        set(intern!(py, "error"), text(self.error))?;
+        set(intern!(py, "scenario_id"), text(self.scenario_id))?;
+        match self.expected_tool_calls {
+            Some(expected) => set(intern!(py, "expected_tool_calls"), calls_py(py, expected)?.into_any())?,
+            None => values.set_item(intern!(py, "expected_tool_calls"), none())?,
+        }
+        set(intern!(py, "conversation_id"), text(self.conversation_id))?;
+        set(intern!(py, "start_time_unix_nano"), self.start.unwrap_or(0).into_pyobject(py)?.into_any())?;
+        let duration_ms = match (self.start, self.end) {
+            (Some(start), Some(end)) => (end as i128 - start as i128) as f64 / 1e6,
+            _ => 0.0,
+        };
+        set(intern!(py, "duration_ms"), duration_ms.into_pyobject(py)?.into_any())?;
+        set(intern!(py, "input_tokens"), self.input_tokens.into_pyobject(py)?.into_any())?;
+        set(intern!(py, "output_tokens"), self.output_tokens.into_pyobject(py)?.into_any())?;
+        set(intern!(py, "span_count"), self.span_count.into_pyobject(py)?.into_any())?;
+        set(intern!(py, "conventions"), PyList::new(py, &self.conventions)?.into_any())?;
+        set(intern!(py, "completion"), self.completion.into_pyobject(py)?.into_any())?;
+        set(intern!(py, "sources"), self.sources.to_py(py)?.into_any())?;
+        let class = TURN.get_or_try_init(py, || {
+            py.import("monitor.model")?.getattr("AssistantTurn").map(Bound::unbind)
+        })?;
+        construct(class.bind(py), values, given)
+    }
 }

@@ -17,6 +17,7 @@ mod assemble;
 mod facts;
 mod json;
 mod readers;
+mod sample;
 mod semconv;
 mod value;
 mod wire;
@@ -592,6 +593,8 @@ fn assistant_monitor_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<facts::SpanFacts>()?;
     m.add_function(wrap_pyfunction!(facts::count_conventions, m)?)?;
     m.add_class::<assemble::Assembler>()?;
+    m.add_class::<assemble::Completed>()?;
+    m.add_class::<sample::TurnSampler>()?;
     m.add_function(wrap_pyfunction!(assemble::py_build_turn, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(json_loads, m)?)?;
