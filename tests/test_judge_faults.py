@@ -74,7 +74,7 @@ async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_o
         await sidecar.start()
         try:
             for n in range(count):
-                await sidecar.downstream.consume([numbered_turn(n)])
+                await sidecar.downstream.consume([(numbered_turn(n), "rate", 1.0)], 0)
             store = sidecar.store.sync  # reads beside the sidecar's store thread
             m = sidecar.metrics.registry.get_sample_value
             await until(lambda: garbage["replies"] == 4 * count, timeout_s=120)

@@ -88,7 +88,7 @@ async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it(
     assert isinstance(judge, ProcessJudge)
     await sidecar.start()
     try:
-        await sidecar.downstream.consume([TURN])
+        await sidecar.downstream.consume([(TURN, "rate", 1.0)], 0)
         await until(lambda: sidecar.judging.idle)  # metrics follow the stored verdicts
         pid = judge.pid
         assert pid is not None and pid != os.getpid()

@@ -389,10 +389,11 @@ async def test_outage_then_recovery_through_the_sidecar_loses_no_turn(tmp_path) 
         await sidecar.start()
         try:
             for n, case in enumerate(ALL):
-                await sidecar.downstream.consume([AssistantTurn(
-                    trace_id=f"{n + 1:032x}", service="bot", question=case.question,
-                    answer=case.answer, documents=[RetrievedDocument(content=d)
-                                                   for d in case.documents])])
+                turn = AssistantTurn(trace_id=f"{n + 1:032x}", service="bot",
+                                     question=case.question, answer=case.answer,
+                                     documents=[RetrievedDocument(content=d)
+                                                for d in case.documents])
+                await sidecar.downstream.consume([(turn, "rate", 1.0)], 0)
             # Down for a while: the circuit opened, half-opened after its second and was refused.
             await until(lambda: down["refused"] >= 3, timeout_s=30)
             store = sidecar.store.sync  # reads beside the sidecar's store thread
