@@ -14,15 +14,19 @@ HTTP protobuf, half the requests each, at the same time). Modes:
            false);
   process  sampling as in `kept`, the local judge in its own worker process (judging.process:
            true).
+Each sidecar gets the traffic twice, with fresh trace ids the second time: the first pass is
+its first second of load (memory faulted in, caches cold, the judge backlog filling from empty,
+so the adaptive rate still high), the second its steady state (the backlog at the watermarks,
+the rate down, as it stays while a busy judge lags behind ingest). Both passes are printed.
 Printed first, the floor: upb's protobuf parse of the same requests, reading no field. Then per
-mode: ingest throughput (spans per wall second until the last request is answered), spans per
-CPU-second of the sidecar's own process (ingest, sampling, the store, the judge stage's
-bookkeeping) and of all its processes (the judge worker included), the sidecar process's peak
-RSS, and the slowdown of ingest against `off` and against `kept` (what the judge's own CPU work
-costs ingest). `process` is the shipped default. `--before DIR` adds the same rows for the
-sidecar of another source tree (a checkout of an earlier commit, e.g. `git archive COMMIT | tar
--x -C DIR`; one without `judging.process` runs its judge in a thread). Modes interleave run by
-run, medians of `--repeat`. Nothing is asserted.
+mode and pass: ingest throughput (spans per wall second until the last request is answered),
+spans per CPU-second of the sidecar's own process (ingest, sampling, the store, the judge
+stage's bookkeeping) and of all its processes (the judge worker included), the share of turns
+kept for judging, the sidecar process's peak RSS, and the slowdown of ingest against `off` and
+against `kept` (what the judge's own CPU work costs ingest). `process` is the shipped default.
+`--before DIR` adds the same rows for the sidecar of another source tree (a checkout of an
+earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`; one without `judging.process` runs its
+judge in a thread). Modes interleave run by run, medians of `--repeat`. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -87,13 +92,21 @@ async def send_both(ports: dict[str, int], bodies: list[bytes]) -> None:
                   "application/x-protobuf", 2))
 
 
-Run = tuple[float, float, float, float]
+Run = tuple[float, float, float, float, float]
+PASSES = ("first pass", "steady")
 
 
-def run(mode: str, bodies: list[bytes], spans: int, source: Path | None) -> Run:
-    """(ingest spans per wall second, spans per CPU-second of the sidecar's process and of all
-    its processes, the sidecar process's peak RSS in MiB); the sidecar of the source tree
-    `source` (None: this one)."""
+def turns_sampled(admin_port: int) -> float:
+    exposition = urllib.request.urlopen(f"http://127.0.0.1:{admin_port}/metrics").read().decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in exposition.splitlines()
+               if line.startswith("assistant_turns_sampled_total{"))
+
+
+def run(mode: str, passes: list[list[bytes]], spans: int, traces: int,
+        source: Path | None) -> list[Run]:
+    """Per pass of traffic: (ingest spans per wall second, spans per CPU-second of the sidecar's
+    process and of all its processes, the share of turns kept, the sidecar process's peak RSS
+    in MiB); the sidecar of the source tree `source` (None: this one)."""
     modes = MODES if source is None else {**MODES, "thread": "sampling: {default_rate: 1.0}\n"}
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,13 +125,21 @@ def run(mode: str, bodies: list[bytes], spans: int, source: Path | None) -> Run:
         try:
             wait_ready(ports["admin"], 60)
             if mode != "off":  # the judge warmed up (model loaded) before the clock starts
-                asyncio.run(send_both(ports, bodies[:2]))
+                asyncio.run(send_both(ports, passes[0][:2]))
                 time.sleep(3)
-            own0, cpu0, t0 = cpu_seconds(sidecar.pid), family_cpu(sidecar.pid), time.perf_counter()
-            asyncio.run(send_both(ports, bodies))
-            wall, cpu = time.perf_counter() - t0, family_cpu(sidecar.pid) - cpu0
-            own = cpu_seconds(sidecar.pid) - own0
-            return spans / wall, spans / own, spans / cpu, peak_rss_mib(sidecar.pid)
+            runs = []
+            for bodies in passes:
+                own0, cpu0, kept0 = (cpu_seconds(sidecar.pid), family_cpu(sidecar.pid),
+                                     turns_sampled(ports["admin"]))
+                t0 = time.perf_counter()
+                asyncio.run(send_both(ports, bodies))
+                wall, cpu = time.perf_counter() - t0, family_cpu(sidecar.pid) - cpu0
+                own = cpu_seconds(sidecar.pid) - own0
+                time.sleep(0.5)  # the last turns completed and sampled
+                kept = (turns_sampled(ports["admin"]) - kept0) / traces
+                runs.append((spans / wall, spans / own, spans / cpu, kept,
+                             peak_rss_mib(sidecar.pid)))
+            return runs
         finally:
             sidecar.terminate()
             sidecar.wait(timeout=60)
@@ -142,26 +163,32 @@ def main() -> None:
     rows = [(tree, mode) for tree in trees for mode in modes
             if not (trees[tree] and mode == "process")]
 
-    requests = make_requests(args.traces, args.batch)
+    requests = make_requests(2 * args.traces, args.batch)  # one pass, then another: fresh ids
     bodies = [r.SerializeToString() for r in requests]
-    spans = sum(len(ss.spans) for r in requests for rs in r.resource_spans for ss in rs.scope_spans)
-    print(f"{args.traces} traces, {spans} spans, {len(bodies)} requests of {args.batch} traces "
-          f"(gRPC and HTTP protobuf at once); medians of {args.repeat} runs\n")
-    floor = statistics.median(raw_parse(bodies) for _ in range(args.repeat))
+    passes = [bodies[:len(bodies) // 2], bodies[len(bodies) // 2:]]
+    spans = sum(len(ss.spans) for r in requests for rs in r.resource_spans
+                for ss in rs.scope_spans) // 2
+    print(f"{args.traces} traces a pass, {spans} spans, {len(passes[0])} requests of {args.batch} "
+          f"traces (gRPC and HTTP protobuf at once); medians of {args.repeat} runs\n")
+    floor = statistics.median(raw_parse(passes[1]) for _ in range(args.repeat))
     print(f"the floor, upb's protobuf parse alone: {spans / floor:,.0f} spans/s\n")
-    runs: dict[tuple[str, str], list[Run]] = {row: [] for row in rows}
+    runs: dict[tuple[str, str, str], list[Run]] = {
+        (*row, name): [] for row in rows for name in PASSES}
     for _ in range(args.repeat):  # interleaved: a machine busy meanwhile slows every mode alike
         for tree, mode in rows:
-            runs[tree, mode].append(run(mode, bodies, spans, trees[tree]))
-    medians = {row: tuple(statistics.median(r[i] for r in runs[row]) for i in range(4))
-               for row in rows}
-    print(f"{'judging':16} {'ingest spans/s':>15} {'spans/cpu-s':>12} {'(all procs)':>12} "
-          f"{'peak RSS':>9} {'vs off':>9} {'vs kept':>9}")
-    for (tree, mode), (wall, own, every, rss) in medians.items():
-        changes = [f"{(wall / medians[tree, base][0] - 1) * 100:+.1f} %"
-                   if (tree, base) in medians and mode != base else "" for base in ("off", "kept")]
-        print(f"  {tree + mode:14} {wall:>15,.0f} {own:>12,.0f} {every:>12,.0f} {rss:>5.0f} MiB "
-              f"{changes[0]:>9} {changes[1]:>9}")
+            for name, result in zip(PASSES, run(mode, passes, spans, args.traces, trees[tree]),
+                                    strict=True):
+                runs[tree, mode, name].append(result)
+    medians = {key: tuple(statistics.median(r[i] for r in results) for i in range(5))
+               for key, results in runs.items()}
+    print(f"{'judging':16} {'pass':11} {'ingest spans/s':>15} {'spans/cpu-s':>12} "
+          f"{'(all procs)':>12} {'kept':>6} {'peak RSS':>9} {'vs off':>9} {'vs kept':>9}")
+    for (tree, mode, name), (wall, own, every, kept, rss) in medians.items():
+        changes = [f"{(wall / medians[tree, base, name][0] - 1) * 100:+.1f} %"
+                   if (tree, base, name) in medians and mode != base else ""
+                   for base in ("off", "kept")]
+        print(f"  {tree + mode:14} {name:11} {wall:>15,.0f} {own:>12,.0f} {every:>12,.0f} "
+              f"{kept:>6.1%} {rss:>5.0f} MiB {changes[0]:>9} {changes[1]:>9}")
 
 
 if __name__ == "__main__":
