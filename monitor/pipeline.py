@@ -82,6 +82,7 @@ class TurnPipeline:
         self._idle.set()
         self._queued: set[bytes] = set()  # trace ids of turns waiting in the turn queue
         self._passing = 0  # turns the pump is passing on
+        self._kept_passing = 0  # of them, kept for judging
 
     @property
     def busy(self) -> bool:
@@ -190,19 +191,21 @@ class TurnPipeline:
             if not self.waiting:
                 self._waiting.clear()
             self._passing = sum(len(done.trace_ids) for done in batch)
+            self._kept_passing = kept
             self.waiting_turns -= self._passing
             try:
                 await self._pass_on(batch)
             finally:
-                self._passing = 0
+                self._passing = self._kept_passing = 0
                 if not self.waiting:
                     self._idle.set()
 
     # -- internals -----------------------------------------------------------------------------
 
     def _backlog(self) -> int:
-        """Sampled turns waiting for a judge: stored, and kept but still queued here."""
-        return self.downstream.backlog() + sum(len(done.passed) for done in self.waiting)
+        """Sampled turns waiting for a judge: stored, and kept but not stored yet."""
+        return (self.downstream.backlog() + self._kept_passing
+                + sum(len(done.passed) for done in self.waiting))
 
     def _emit(self, done: Completed) -> None:
         if not done.trace_ids:
