@@ -44,6 +44,8 @@ async def test_verdicts_from_the_worker_process_equal_the_in_process_ones() -> N
         in_worker = await judge.judge(TURN)
         pid = judge.pid
         assert pid is not None and pid != os.getpid()
+        # At the lowest priority: where cores are short, the receivers are served first.
+        assert os.getpriority(os.PRIO_PROCESS, pid) == 19
     finally:
         await judge.aclose()
     assert comparable(in_worker) == comparable(in_process)
@@ -92,6 +94,8 @@ async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it(
         await until(lambda: sidecar.judging.idle)  # metrics follow the stored verdicts
         pid = judge.pid
         assert pid is not None and pid != os.getpid()
+        # At the lowest priority: where cores are short, the receivers are served first.
+        assert os.getpriority(os.PRIO_PROCESS, pid) == 19
         assert sidecar.metrics.registry.get_sample_value("assistant_turns_judged_total", {
             "service": "bot", "route": "none", "judge": "local"}) == 1
     finally:
