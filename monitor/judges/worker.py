@@ -33,8 +33,8 @@ from monitor.verdict import JudgeResult, Verdict
 log = logging.getLogger(__name__)
 
 # The child's scheduling priority below the sidecar's: the lowest. Two busy loops at nice 0 on
-# two cores leave a busy child 4.9 % of the CPU time at nice 10 and 0.8 % at nice 19 (its own
-# share of one core goes from a tenth to under 2 %); idle cores it still gets whole.
+# two cores leave a busy child 5.0 % of the CPU time at nice 10 and 0.8 % at nice 19, 34 % at
+# nice 0 (bench/judge_priority.py); idle cores it still gets whole.
 _NICE = 19
 _STOP_S = 5.0  # how long a child may take to exit before it is killed
 
