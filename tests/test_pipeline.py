@@ -205,3 +205,24 @@ def test_overload_keeps_memory_bounded_and_counts_every_drop(start_sidecar) -> N
     assert sampled <= 60  # far fewer than received: the judge could never keep up with 300
     assert sidecar.sidecar.store.backlog() <= 25
     assert m("assistant_sampling_factor") < 1.0
+
+
+def test_turns_decided_against_are_counted_and_the_latest_still_shown(start_sidecar) -> None:
+    """Sampling decides as turns are assembled, and a turn decided against never becomes a
+    Python object, except the latest few, which /api/turns still shows. Nothing sampled here:
+    every turn must be counted as received and as not sampled, none stored, and the admin
+    endpoint must list the last `recent_turns` of them, newest last."""
+    sidecar = start_sidecar(sampling={"default_rate": 0.0, "always_keep": []},
+                            admin={"recent_turns": 3})
+    provider = provider_for(sidecar.grpc_endpoint)
+    sent = [traffic.send(provider, traffic.GROUNDED[i % 4]) for i in range(8)]
+    provider.shutdown()
+    wait_until(lambda: sidecar.metric("assistant_turns_dropped_total", reason="not_sampled") == 8,
+               what="every turn decided against")
+    assert sidecar.metric("assistant_turns_received_total", service="shop-bot",
+                          route="support") == 8
+    assert sidecar.metric("assistant_turns_sampled_total", reason="rate") == 0
+    assert sidecar.sidecar.store.backlog() == 0
+    shown = sidecar.get_json("/api/turns")
+    assert [turn["trace_id"] for turn in shown] == sent[-3:]
+    assert all(turn["answer"] for turn in shown)
