@@ -268,7 +268,10 @@ impl Assembler {
         -> PyResult<Completed> {
         let sampler = self.sampler.as_ref().map(|s| s.get());
         let (passed, recent, trace_ids) = (PyList::empty(py), PyList::empty(py), PyList::empty(py));
-        let mut received: Vec<((&str, Option<&str>), [u64; 3])> = Vec::new();
+        // (service, route) -> [turns, tool calls ok, failed], in order of first appearance (the
+        // label guards admit new values in that order); indexed: a batch may carry many.
+        let mut received: Vec<(Key, [u64; 3])> = Vec::new();
+        let mut index: HashMap<Key, usize> = HashMap::new();
         let (mut kept, mut not_sampled, mut no_question, mut no_answer) = (0i64, 0, 0, 0);
         let mut completions: Vec<(&str, u64)> = Vec::new();
         let spans: Vec<Vec<PyRef<'_, SpanFacts>>> = done.iter()
@@ -278,13 +281,10 @@ impl Assembler {
         for (n, ((trace_id, _, reason), spans)) in done.iter().zip(&spans).enumerate() {
             let turn = compose(trace_id, spans.iter().map(|s| &**s).collect(), reason);
             let key = (turn.service, turn.route);
-            let at = match received.iter().position(|(k, _)| *k == key) {
-                Some(at) => at,
-                None => {
-                    received.push((key, [0; 3]));
-                    received.len() - 1
-                }
-            };
+            let at = *index.entry(key).or_insert_with(|| {
+                received.push((key, [0; 3]));
+                received.len() - 1
+            });
             let counts = &mut received[at].1;
             counts[0] += 1;
             for call in &turn.tool_calls {
@@ -332,6 +332,8 @@ impl Assembler {
         })
     }
 }
+
+type Key<'a> = (&'a str, Option<&'a str>); // a turn's service and route
 
 // AssistantTurn.completion's values.
 const COMPLETIONS: [&str; 4] = ["root_ended", "decision_wait", "evicted", "shutdown"];
