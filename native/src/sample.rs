@@ -124,7 +124,7 @@ impl TurnSampler {
             feedback_score: if feedback.is_none() { None } else { Some(feedback.getattr("score")?.extract()?) },
             documents: turn.getattr("documents")?.len()?,
             tool_calls: calls.len()?,
-            error: turn.getattr("error")?.is_truthy()?,
+            error: !turn.getattr("error")?.is_none(),
             failed_tool_call: failed,
         };
         Ok(self.decide_traits(&traits, backlog))
