@@ -144,7 +144,8 @@ def _wait_settled(sidecar: RunningSidecar, sent: int, timeout_s: float = 180) ->
 
 
 def _wait_scraped(prometheus_url: str, count: float, timeout_s: float = 60) -> None:
-    """Until Prometheus has scraped `count` judged turns, and evaluated the rules after that."""
+    """Until Prometheus has scraped `count` judged turns, and the sidecar a few times, and
+    evaluated the rules after that."""
     query = urllib.parse.urlencode({"query": "sum(assistant_turns_judged_total)"})
     deadline = time.monotonic() + timeout_s
     while True:
@@ -153,6 +154,17 @@ def _wait_scraped(prometheus_url: str, count: float, timeout_s: float = 60) -> N
         if result and float(result[0]["value"][1]) >= count:
             break
         assert time.monotonic() < deadline, f"Prometheus did not scrape {count} judged turns"
+        time.sleep(0.2)
+    # At least 3 successful scrapes in the last minute: a panel's rate() needs two samples in
+    # its window.
+    query = urllib.parse.urlencode(
+        {"query": 'sum_over_time(up{job="assistant-monitor"}[1m])'})
+    while True:
+        with urllib.request.urlopen(f"{prometheus_url}/api/v1/query?{query}", timeout=10) as r:
+            result = json.load(r)["data"]["result"]
+        if result and float(result[0]["value"][1]) >= 3:
+            break
+        assert time.monotonic() < deadline, "Prometheus did not scrape the sidecar 3 times"
         time.sleep(0.2)
     groups = f"{prometheus_url}/api/v1/rules"
     scraped = time.time()
