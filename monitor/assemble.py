@@ -1,10 +1,10 @@
 """Assembly: spans of one trace become one `AssistantTurn`.
 
-    assembler = TurnAssembler(settings.assembly, metrics, recent=200)
-    assembler.sampler = sampler.compiled  # None: every turn is passed on
+    assembler = TurnAssembler(settings.assembly, metrics, recent=200, sampler=sampler.compiled)
     done = assembler.add(batch.facts)     # turns flushed early (buffer full): a `Completed`
     done = assembler.expire(backlog)      # turns whose root ended (+ grace) or whose wait is over
     done.passed                           # [(turn, reason, probability)] the sampler kept
+                                          # (every turn when there is no sampler)
 
 Which source of a field wins, for every convention alike:
 - question: an explicit `assistant.question`; else the entry (root chain/agent) span's input; else
@@ -110,9 +110,11 @@ class AssemblyTelemetry:
 
 class TurnAssembler:
     def __init__(self, settings: AssemblySettings, metrics: AssemblyTelemetry,
-                 clock: Callable[[], float] = time.monotonic, recent: int = 0) -> None:
-        """`recent`: how many of each batch's last turns are built whatever the sampler decides
-        (what /api/turns shows)."""
+                 clock: Callable[[], float] = time.monotonic, recent: int = 0,
+                 sampler: compiled.TurnSampler | None = None) -> None:
+        """`sampler` decides which completed turns are passed on (None: every turn is);
+        `recent`: how many of each batch's last turns are built whatever it decides (what
+        /api/turns shows)."""
         self.settings = settings
         self.metrics = metrics
         self.clock = clock
@@ -121,16 +123,7 @@ class TurnAssembler:
             max_spans_per_trace=settings.max_spans_per_trace,
             max_size=settings.max_size_mib << 20, root_grace_s=settings.root_grace_s,
             decision_wait_s=settings.decision_wait_s,
-            remember_completed=settings.remember_completed, recent=recent)
-
-    @property
-    def sampler(self) -> compiled.TurnSampler | None:
-        """Decides which turns are passed on; None: every turn is."""
-        return self._buffer.sampler
-
-    @sampler.setter
-    def sampler(self, sampler: compiled.TurnSampler | None) -> None:
-        self._buffer.sampler = sampler
+            remember_completed=settings.remember_completed, recent=recent, sampler=sampler)
 
     @property
     def trace_count(self) -> int:

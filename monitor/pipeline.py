@@ -65,8 +65,8 @@ class TurnPipeline:
                  services: LabelGuard, routes: LabelGuard) -> None:
         self.settings = settings
         self.metrics = metrics
-        self.assembler = TurnAssembler(settings.assembly, metrics, recent=recent.size)
-        self.assembler.sampler = downstream.sampler
+        self.assembler = TurnAssembler(settings.assembly, metrics, recent=recent.size,
+                                       sampler=downstream.sampler)
         self.downstream = downstream
         self.recent = recent
         self.decoder = decoder
@@ -179,8 +179,9 @@ class TurnPipeline:
             self._update_gauges()
 
     async def pump(self) -> None:
-        """Queued turns downstream in order, about BATCH kept turns at a time. Stopped mid-batch,
-        the batch is not settled, so replayed from the write-ahead log at start."""
+        """Queued turns downstream in order, up to BATCH kept turns at a time (more when one
+        tick kept more). Stopped mid-batch, the batch is not settled, so replayed from the
+        write-ahead log at start."""
         while True:
             await self._waiting.wait()
             batch = [self.waiting.popleft()]
@@ -224,14 +225,10 @@ class TurnPipeline:
     async def _pass_on(self, batch: list[Completed]) -> None:
         trace_ids = [trace_id for done in batch for trace_id in done.trace_ids]
         sampled = [kept for done in batch for kept in done.passed]
-        taken = 0  # of `sampled`, by downstream
         try:
             for done in batch:
                 self.recent.turns.extend(done.recent)
-            not_sampled = sum(done.not_sampled for done in batch)
-            for start in range(0, max(len(sampled), 1), BATCH):
-                await self.downstream.consume(sampled[start:start + BATCH], not_sampled)
-                taken, not_sampled = min(start + BATCH, len(sampled)), 0
+            await self.downstream.consume(sampled, sum(done.not_sampled for done in batch))
             if self.kafka is not None or self.wal is not None:
                 for trace_id in trace_ids:
                     if self.kafka is not None:  # decided against: its offsets may commit
@@ -240,9 +237,8 @@ class TurnPipeline:
                         self.wal.settle(trace_id)
         except Exception as exc:  # a failing stage must not stop the pipeline
             # Only the type: an exception's text may quote trace content.
-            log.error("downstream stage failed on %d turns: %s", len(sampled) - taken,
-                      type(exc).__name__)
-            self.metrics.turns_lost.inc(len(sampled) - taken)
+            log.error("downstream stage failed on %d turns: %s", len(sampled), type(exc).__name__)
+            self.metrics.turns_lost.inc(len(sampled))
             if self.wal is not None:  # nor pin the log for ever
                 for trace_id in trace_ids:
                     self.wal.settle(trace_id)

@@ -171,8 +171,8 @@ def test_assembly_decides_as_the_sampler_and_builds_only_the_turns_python_needs(
     assembly = AssemblySettings(root_grace_s=0, max_traces=100_000, max_spans=1_000_000)
     bodies = _bodies()
     every = _assembled(TurnAssembler(assembly, Metrics(CollectorRegistry())), bodies, 150)
-    sampling = TurnAssembler(assembly, Metrics(CollectorRegistry()), recent=3)
-    sampling.sampler = sampler.compiled
+    sampling = TurnAssembler(assembly, Metrics(CollectorRegistry()), recent=3,
+                             sampler=sampler.compiled)
     decided = _assembled(sampling, bodies, 150)
 
     assert len(every) == len(decided)

@@ -35,8 +35,7 @@ class SamplingStage:
     def __init__(self, settings: SamplingSettings, store: TurnQueue, metrics: SamplingTelemetry,
                  on_enqueued: Callable[[], None], daily_token_budget: int | None = None) -> None:
         self.settings = settings
-        self.rules = Sampler(settings)
-        self.sampler = self.rules.compiled  # the assembler decides with it
+        self.sampler = Sampler(settings).compiled  # the assembler decides with it
         self.store = store
         self.metrics = metrics
         self.on_enqueued = on_enqueued
@@ -65,7 +64,7 @@ class SamplingStage:
                               ("backlog_full", len(sampled) - len(kept))):
             if count:
                 self.metrics.turns_dropped.labels(reason).inc(count)
-        self.metrics.sampling_factor.set(self.rules.backlog_factor(backlog + len(kept)))
+        self.metrics.sampling_factor.set(self.sampler.backlog_factor(backlog + len(kept)))
         if not kept:
             return
         if await self._over_budget():

@@ -45,9 +45,7 @@ pub struct Assembler {
     span_count: usize,
     #[pyo3(get)]
     size: usize,
-    /// Decides which completed turns are passed on; None: every turn is.
-    #[pyo3(get, set)]
-    sampler: Option<Py<TurnSampler>>,
+    sampler: Option<Py<TurnSampler>>, // decides which completed turns are passed on; None: all
     recent: usize, // how many of a batch's last turns are built for /api/turns
 }
 
@@ -76,10 +74,11 @@ pub struct Completed {
 impl Assembler {
     #[new]
     #[pyo3(signature = (*, max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s,
-                        decision_wait_s, remember_completed, recent = 0))]
+                        decision_wait_s, remember_completed, recent = 0, sampler = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(max_traces: usize, max_spans: usize, max_spans_per_trace: usize, max_size: usize,
-           root_grace_s: f64, decision_wait_s: f64, remember_completed: usize, recent: usize) -> Self {
+           root_grace_s: f64, decision_wait_s: f64, remember_completed: usize, recent: usize,
+           sampler: Option<Py<TurnSampler>>) -> Self {
         Assembler {
             max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s, decision_wait_s,
             remember_completed,
@@ -91,7 +90,7 @@ impl Assembler {
             seq: 0,
             span_count: 0,
             size: 0,
-            sampler: None,
+            sampler,
             recent,
         }
     }
@@ -363,7 +362,7 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
-fn truthy(s: &Option<String>) -> bool {
+pub fn truthy(s: &Option<String>) -> bool {
     s.as_deref().is_some_and(|s| !s.is_empty())
 }
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use pyo3::prelude::*;
 
-use crate::assemble::Turn;
+use crate::assemble::{truthy, Turn};
 
 /// Rules that always keep a turn (suspicious turns are always judged).
 #[derive(Clone, Copy)]
@@ -48,7 +48,7 @@ impl<'a> Traits<'a> {
             documents: turn.documents.len(),
             tool_calls: turn.tool_calls.len(),
             error: turn.error.is_some(),
-            failed_tool_call: turn.tool_calls.iter().any(|c| c.error.as_deref().is_some_and(|e| !e.is_empty())),
+            failed_tool_call: turn.tool_calls.iter().any(|c| truthy(&c.error)),
         }
     }
 }
