@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from monitor.model import AssistantTurn, Sampled
+from monitor.model import AssistantTurn, KeptTurn, Sampled, turn_json
 from monitor.verdict import JudgeResult
 
 SCHEMA = """
@@ -71,6 +71,17 @@ CREATE TABLE IF NOT EXISTS judge_costs (
 
 T = TypeVar("T")
 
+_CHUNK = 500  # rows a statement: 7 parameters each, within SQLite's 32,766
+
+
+def _chunks(items: list[T]) -> Iterator[list[T]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start:start + _CHUNK]
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
 
 @dataclass(frozen=True, slots=True)
 class Claimed:
@@ -100,22 +111,36 @@ class Store:
 
     # -- the queue -------------------------------------------------------------------------
 
-    def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool:
+    def enqueue(self, turn: KeptTurn, reason: str, probability: float) -> bool:
         """Persist a sampled turn; False if this trace id is already stored."""
         return self.enqueue_many([(turn, reason, probability)])[0]
 
     def enqueue_many(self, sampled: Sequence[Sampled]) -> list[bool]:
         """Persist sampled turns in one transaction (one commit for a pump's batch); for each,
-        False if its trace id is already stored."""
+        False if its trace id is already stored (or came earlier in `sampled`)."""
         now = time.time()
-        rows = [(turn.trace_id, turn.service, turn.route, turn.model_dump_json(), reason,
-                 probability, now) for turn, reason, probability in sampled]
+        added, rows, fresh = [], [], set()
         with self._transaction():
-            added = [self.db.execute(
-                "INSERT OR IGNORE INTO turns (trace_id, service, route, turn_json, reason,"
-                " probability, state, received_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
-                row).rowcount == 1 for row in rows]
-        self._backlog += sum(added)
+            # A statement per chunk, not per row: each statement lets the event loop's thread
+            # take the interpreter lock, and hand-offs per row cost more than the inserts.
+            for chunk in _chunks([turn.trace_id for turn, _, _ in sampled]):
+                stored = {row[0] for row in self.db.execute(
+                    f"SELECT trace_id FROM turns WHERE trace_id IN ({_marks(len(chunk))})",
+                    chunk)}
+                for trace_id in chunk:
+                    added.append(trace_id not in stored and trace_id not in fresh)
+                    fresh.add(trace_id)
+            for (turn, reason, probability), new in zip(sampled, added, strict=True):
+                if new:
+                    rows.append((turn.trace_id, turn.service, turn.route, turn_json(turn), reason,
+                                 probability, now))
+            for chunk in _chunks(rows):
+                self.db.execute(
+                    "INSERT INTO turns (trace_id, service, route, turn_json, reason, probability,"
+                    " state, received_at) VALUES "
+                    + ", ".join(["(?, ?, ?, ?, ?, ?, 'pending', ?)"] * len(chunk)),
+                    [value for row in chunk for value in row])
+        self._backlog += len(rows)
         return added
 
     def recover(self) -> int:
@@ -293,7 +318,7 @@ class ThreadedStore:
     def backlog(self) -> int:
         return self.sync.backlog()
 
-    async def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool:
+    async def enqueue(self, turn: KeptTurn, reason: str, probability: float) -> bool:
         return await self._run(self.sync.enqueue, turn, reason, probability)
 
     async def enqueue_many(self, sampled: Sequence[Sampled]) -> list[bool]:

@@ -19,7 +19,14 @@ from monitor.emit.metrics import LabelGuard
 from monitor.emit.verdicts import VerdictMetrics
 from monitor.ingest.otlp import OtlpDecoder
 from monitor.ingest.semconv import compiled
-from monitor.model import AssistantTurn, Feedback, RetrievedDocument, SpanFacts, ToolCall
+from monitor.model import (
+    AssistantTurn,
+    Feedback,
+    RetrievedDocument,
+    SpanFacts,
+    ToolCall,
+    turn_json,
+)
 from monitor.sample import Sampler
 from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult, Verdict
@@ -154,16 +161,44 @@ def _assembled(assembler: TurnAssembler, bodies: list[tuple[bytes, str]],
             done.append(assembler.add(decoder.decode("traces", body, fmt).facts, backlog))
     done.append(assembler.add([SpanFacts(trace_id=b"\1" * 16, span_id=b"\1" * 8, is_root=True,
                                          feedback=Feedback(score=-0.5), question="q?")], backlog))
+    done.append(assembler.add(_awkward_values(), backlog))
     assembler.clock = lambda: 10.0**9  # everything due
     done.append(assembler.expire(backlog))
     return done
 
 
+def _awkward_values() -> list[SpanFacts]:
+    """A turn whose values JSON spells with care: floats that are not finite, integers beyond
+    64 bits, escapes, text outside ASCII, nesting, a tool call's error (kept by its rule)."""
+    trace_id, text = b"\2" * 16, 'a "quote", a \\ and \x00\x1f\t\n\u2028 é 漢 😀'
+    arguments = {"nan": math.nan, "inf": -math.inf, "big": 2**80, "small": 1e-7, "large": 1e22,
+                 "whole": 3.0, "nested": [[{"k": [text, None, True, -1]}]], text: {}}
+    return [
+        SpanFacts(trace_id=trace_id, span_id=b"\2" * 8, is_root=True, question=text, answer="",
+                  start_ns=1, end_ns=2**63, tenant="t",
+                  documents=[RetrievedDocument(id=text, content=None, score=math.nan),
+                             RetrievedDocument(score=math.inf), RetrievedDocument(score=-0.0)]),
+        SpanFacts(trace_id=trace_id, span_id=b"\3" * 8, parent_span_id=b"\2" * 8, role="tool",
+                  start_ns=5, end_ns=6, input_tokens=2**62, output_tokens=2**62,
+                  tool=ToolCall(name=text, arguments=arguments, result=[math.nan, 2**64],
+                                error="boom", call_id="c")),
+    ]
+
+
+def _stored(turn: AssistantTurn | compiled.KeptTurn) -> tuple[object, ...]:
+    """What the judge queue keeps of a turn: its ids, its document and the turn read back."""
+    text = turn_json(turn)
+    return (turn.trace_id, turn.service, turn.route, json.loads(text),
+            AssistantTurn.model_validate_json(text))
+
+
 def test_assembly_decides_as_the_sampler_and_builds_only_the_turns_python_needs() -> None:
     """The assembler takes the sampling decision on the turn it composed, so a turn decided
-    against never becomes a Python object. Its decisions must be the sampler's on the built turn
-    (with the backlog growing by each turn kept), every turn must still be counted and listed,
-    and the last turns of each batch are built for /api/turns whatever was decided."""
+    against never becomes a Python object, and a kept one goes on as its JSON. Its decisions
+    must be the sampler's on the built turn (with the backlog growing by each turn kept), its
+    JSON must store what the built turn's `model_dump_json` stores, every turn must still be
+    counted and listed, and the last turns of each batch are built for /api/turns whatever was
+    decided."""
     settings = SamplingSettings(default_rate=0.4, service_rates={"travel-agent": 0.7},
                                 adaptive={"low_watermark": 0, "high_watermark": 3000,
                                           "min_factor": 0.2})
@@ -184,9 +219,10 @@ def test_assembly_decides_as_the_sampler_and_builds_only_the_turns_python_needs(
         for turn in turns:
             decision = sampler.decide(turn, backlog)
             if decision.keep:
-                expected.append((turn, decision.reason, decision.probability))
+                expected.append((_stored(turn), decision.reason, decision.probability))
                 backlog += 1
-        assert batch.passed == expected
+        assert all(isinstance(turn, compiled.KeptTurn) for turn, _, _ in batch.passed)
+        assert [(_stored(turn), reason, p) for turn, reason, p in batch.passed] == expected
         assert batch.not_sampled == len(turns) - len(expected)
         assert batch.recent == turns[-3:]
         assert batch.received == all_of_batch.received
@@ -195,7 +231,8 @@ def test_assembly_decides_as_the_sampler_and_builds_only_the_turns_python_needs(
         reasons.update(reason for _, reason, _ in expected)
     assert sum(len(b.trace_ids) for b in decided) > 300
     assert 0.2 < sum(b.not_sampled for b in decided) / sum(len(b.trace_ids) for b in decided) < 0.8
-    assert {"rate", "negative_feedback", "no_documents", "error_status"} <= reasons
+    assert {"rate", "negative_feedback", "no_documents", "error_status",
+            "failed_tool_call"} <= reasons
 
 
 def test_a_sampler_refuses_an_unknown_rule_by_name() -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -38,7 +39,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from monitor.config import JudgeQueueSettings, KafkaSettings
 from monitor.errors import PermanentError
-from monitor.model import AssistantTurn, Sampled
+from monitor.model import AssistantTurn, KeptTurn, Sampled, turn_json
 from monitor.queue.group import (
     GroupInstruments,
     GroupMember,
@@ -70,9 +71,10 @@ class SampledTurn(BaseModel):
         return turn
 
 
-def encode_turn(turn: AssistantTurn, reason: str, probability: float) -> bytes:
-    return SampledTurn(turn=turn, reason=reason, probability=probability).model_dump_json(
-        exclude_none=True).encode()
+def encode_turn(turn: KeptTurn, reason: str, probability: float) -> bytes:
+    """A `SampledTurn` message: the turn's JSON as the store keeps it, in its envelope."""
+    return (f'{{"turn":{turn_json(turn)},"reason":{json.dumps(reason)},'
+            f'"probability":{json.dumps(probability)}}}').encode()
 
 
 def decode_turn(value: bytes | None) -> SampledTurn:
@@ -165,7 +167,7 @@ class SampledTurnPublisher:
         """Sent at once (the producer batches them); returns once the broker acknowledged all."""
         return list(await asyncio.gather(*(self.enqueue(*s) for s in sampled)))
 
-    async def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool:
+    async def enqueue(self, turn: KeptTurn, reason: str, probability: float) -> bool:
         """Returns once the broker acknowledged the turn; waits (retrying) until it does."""
         assert self.producer is not None, "start() first"
         value = encode_turn(turn, reason, probability)
@@ -203,7 +205,7 @@ class LocalQueue(JudgedTurns, Protocol):
 
     def backlog(self) -> int: ...
 
-    async def enqueue(self, turn: AssistantTurn, reason: str, probability: float) -> bool: ...
+    async def enqueue(self, turn: KeptTurn, reason: str, probability: float) -> bool: ...
 
     async def recover(self) -> int: ...
 

@@ -1,7 +1,8 @@
 //! Assembly: spans of one trace become one turn (monitor/assemble.py states the rules; this is
 //! where they run). `Assembler` buffers each trace's SpanFacts until its turn is due, within
-//! bounds; `compose` makes the turn, the sampler decides on it, and only the turns Python needs
-//! (those kept, and the last few for /api/turns) become monitor.model.AssistantTurn objects.
+//! bounds; `compose` makes the turn and the sampler decides on it. A kept turn goes on as its
+//! JSON (`KeptTurn`), what the judge queue stores; only the last few turns of a batch, for
+//! /api/turns, and every turn where no sampler decides become monitor.model.AssistantTurn objects.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -13,7 +14,7 @@ use crate::facts::{calls_py, construct, document_py, feedback_py, opt_str, untra
 use crate::readers;
 use crate::sample::{Traits, TurnSampler};
 use crate::semconv::{Document, Feedback, Message, ToolCall};
-use crate::value::Value;
+use crate::value::{float_repr, write_json_str, Value};
 
 struct Pending {
     seq: u64, // its place in `order`
@@ -49,12 +50,24 @@ pub struct Assembler {
     recent: usize, // how many of a batch's last turns are built for /api/turns
 }
 
+/// A turn the sampler kept, as the judge queue takes it: its ids and its JSON, which
+/// `AssistantTurn.model_validate_json` reads as the turn `to_py` builds (no Python object is
+/// built for it while ingest waits).
+#[pyclass(module = "assistant_monitor_native", frozen, get_all)]
+pub struct KeptTurn {
+    trace_id: String,
+    service: String,
+    route: Option<String>,
+    json: String,
+}
+
 /// Turns completed at once. Python gets objects only for the turns passed on and the batch's
 /// last `recent`; every turn is counted and its trace id listed.
 #[pyclass(module = "assistant_monitor_native", frozen, get_all)]
 pub struct Completed {
-    /// (turn, reason, inclusion probability) of each turn passed on, in order: kept by the
-    /// sampler (its always-keep rule or "rate"), or every turn ("all") when there is none.
+    /// (turn, reason, inclusion probability) of each turn passed on, in order: a `KeptTurn`
+    /// kept by the sampler (its always-keep rule or "rate"), or, when there is no sampler, every
+    /// turn ("all") as an AssistantTurn.
     passed: Py<PyList>,
     /// The batch's last turns (up to `recent`), oldest first.
     recent: Py<PyList>,
@@ -300,18 +313,25 @@ impl Assembler {
                 None => (true, "all", 1.0),
             };
             trace_ids.append(PyBytes::new(py, trace_id))?;
+            let built = match sampler.is_none() || n >= recent_from {
+                true => Some(turn.to_py(py)?),
+                false => None,
+            };
             if !keep {
                 not_sampled += 1;
-                if n < recent_from {
-                    continue;
-                }
-            }
-            let built = turn.to_py(py)?;
-            if keep {
+            } else if sampler.is_some() {
                 kept += 1;
-                passed.append((&built, why, probability))?;
+                let kept_turn = KeptTurn {
+                    trace_id: hex(trace_id),
+                    service: turn.service.to_string(),
+                    route: turn.route.map(str::to_string),
+                    json: turn.to_json(),
+                };
+                passed.append((kept_turn, why, probability))?;
+            } else {
+                passed.append((built.as_ref().expect("built: no sampler"), why, probability))?;
             }
-            if n >= recent_from {
+            if let (Some(built), true) = (built, n >= recent_from) {
                 recent.append(built)?;
             }
         }
@@ -714,6 +734,136 @@ pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a
 }
 
 impl Turn<'_> {
+    fn duration_ms(&self) -> f64 {
+        match (self.start, self.end) {
+            (Some(start), Some(end)) => (end as i128 - start as i128) as f64 / 1e6,
+            _ => 0.0,
+        }
+    }
+
+    /// The AssistantTurn's JSON as pydantic's `model_dump_json` writes it: every field in
+    /// declaration order, no spaces, a float that is not finite as null (only the digits of a
+    /// float may be spelled otherwise, the same number).
+    pub fn to_json(&self) -> String {
+        fn text(out: &mut String, t: Option<&str>) {
+            match t {
+                Some(t) => write_json_str(t, out),
+                None => out.push_str("null"),
+            }
+        }
+        fn float(out: &mut String, x: f64) {
+            match x.is_finite() {
+                true => out.push_str(&float_repr(x)),
+                false => out.push_str("null"),
+            }
+        }
+        fn calls(out: &mut String, calls: &[ToolCall]) {
+            out.push('[');
+            for (n, c) in calls.iter().enumerate() {
+                out.push_str(if n == 0 { "{\"name\":" } else { ",{\"name\":" });
+                write_json_str(&c.name, out);
+                out.push_str(",\"arguments\":");
+                c.arguments.write_pydantic_json(out);
+                out.push_str(",\"result\":");
+                c.result.write_pydantic_json(out);
+                out.push_str(",\"error\":");
+                text(out, c.error.as_deref());
+                out.push_str(",\"call_id\":");
+                text(out, c.call_id.as_deref());
+                out.push('}');
+            }
+            out.push(']');
+        }
+        let mut out = String::with_capacity(1024);
+        let o = &mut out;
+        o.push_str("{\"trace_id\":");
+        write_json_str(&hex(self.trace_id), o);
+        o.push_str(",\"root_span_id\":");
+        text(o, self.root.map(|r| hex(&r.span_id)).as_deref());
+        o.push_str(",\"service\":");
+        write_json_str(self.service, o);
+        for (key, value) in [("route", self.route), ("tenant", self.tenant), ("question", self.question)] {
+            o.push_str(",\"");
+            o.push_str(key);
+            o.push_str("\":");
+            text(o, value);
+        }
+        o.push_str(",\"documents\":[");
+        for (n, doc) in self.documents.iter().enumerate() {
+            o.push_str(if n == 0 { "{\"id\":" } else { ",{\"id\":" });
+            text(o, doc.id.as_deref());
+            o.push_str(",\"content\":");
+            text(o, doc.content.as_deref());
+            o.push_str(",\"score\":");
+            match doc.score {
+                Some(score) => float(o, score),
+                None => o.push_str("null"),
+            }
+            o.push('}');
+        }
+        o.push_str("],\"answer\":");
+        text(o, self.answer);
+        o.push_str(",\"tool_calls\":");
+        calls(o, &self.tool_calls);
+        o.push_str(",\"model\":");
+        text(o, self.model);
+        o.push_str(",\"feedback\":");
+        match self.feedback {
+            Some(feedback) => {
+                o.push_str("{\"score\":");
+                float(o, feedback.score);
+                o.push_str(",\"comment\":");
+                text(o, feedback.comment.as_deref());
+                o.push('}');
+            }
+            None => o.push_str("null"),
+        }
+        o.push_str(",\"error\":");
+        text(o, self.error);
+        o.push_str(",\"scenario_id\":");
+        text(o, self.scenario_id);
+        o.push_str(",\"expected_tool_calls\":");
+        match self.expected_tool_calls {
+            Some(expected) => calls(o, expected),
+            None => o.push_str("null"),
+        }
+        o.push_str(",\"conversation_id\":");
+        text(o, self.conversation_id);
+        o.push_str(&format!(
+            ",\"start_time_unix_nano\":{},\"duration_ms\":",
+            self.start.unwrap_or(0)));
+        float(o, self.duration_ms());
+        o.push_str(&format!(
+            ",\"input_tokens\":{},\"output_tokens\":{},\"span_count\":{},\"conventions\":[",
+            self.input_tokens, self.output_tokens, self.span_count));
+        for (n, convention) in self.conventions.iter().enumerate() {
+            if n > 0 {
+                o.push(',');
+            }
+            write_json_str(convention, o);
+        }
+        o.push_str("],\"completion\":");
+        write_json_str(self.completion, o);
+        o.push_str(",\"sources\":{");
+        for (n, (field, span, origin)) in self.sources.0.iter().enumerate() {
+            if n > 0 {
+                o.push(',');
+            }
+            write_json_str(field, o);
+            o.push_str(":[");
+            for (m, part) in [&hex(&span.span_id), &span.name, *origin, &span.conventions.join(",")]
+                .into_iter().enumerate() {
+                if m > 0 {
+                    o.push(',');
+                }
+                write_json_str(part, o);
+            }
+            o.push(']');
+        }
+        o.push_str("}}");
+        out
+    }
+
     /// The monitor.model.AssistantTurn.
     pub fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         // Every field in AssistantTurn's declaration order; `given` those set (not defaulted).
@@ -752,11 +902,7 @@ impl Turn<'_> {
         }
         set(intern!(py, "conversation_id"), text(self.conversation_id))?;
         set(intern!(py, "start_time_unix_nano"), self.start.unwrap_or(0).into_pyobject(py)?.into_any())?;
-        let duration_ms = match (self.start, self.end) {
-            (Some(start), Some(end)) => (end as i128 - start as i128) as f64 / 1e6,
-            _ => 0.0,
-        };
-        set(intern!(py, "duration_ms"), duration_ms.into_pyobject(py)?.into_any())?;
+        set(intern!(py, "duration_ms"), self.duration_ms().into_pyobject(py)?.into_any())?;
         set(intern!(py, "input_tokens"), self.input_tokens.into_pyobject(py)?.into_any())?;
         set(intern!(py, "output_tokens"), self.output_tokens.into_pyobject(py)?.into_any())?;
         set(intern!(py, "span_count"), self.span_count.into_pyobject(py)?.into_any())?;

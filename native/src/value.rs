@@ -108,12 +108,28 @@ impl Value {
     /// Infinity as Python writes them.
     pub fn to_json(&self) -> String {
         let mut out = String::new();
-        write_json(self, &mut out);
+        write_json(self, &mut out, &PYTHON_JSON);
         out
+    }
+
+    /// As pydantic writes a value of an `Any` field: no spaces, a float that is not finite as
+    /// null (its `ser_json_inf_nan` default).
+    pub fn write_pydantic_json(&self, out: &mut String) {
+        write_json(self, out, &PYDANTIC_JSON);
     }
 }
 
-fn write_json(value: &Value, out: &mut String) {
+/// How a JSON writer spells what Python's writers differ on.
+struct Style {
+    item_separator: &'static str,
+    key_separator: &'static str,
+    not_finite_as_null: bool,
+}
+
+const PYTHON_JSON: Style = Style { item_separator: ", ", key_separator: ": ", not_finite_as_null: false };
+const PYDANTIC_JSON: Style = Style { item_separator: ",", key_separator: ":", not_finite_as_null: true };
+
+fn write_json(value: &Value, out: &mut String, style: &Style) {
     // Iterative over an explicit stack of pending writes: no recursion on deep values.
     enum Step<'a> {
         Value(&'a Value),
@@ -126,7 +142,7 @@ fn write_json(value: &Value, out: &mut String) {
             Step::Text(t) => out.push_str(t),
             Step::Key(k) => {
                 write_json_str(k, out);
-                out.push_str(": ");
+                out.push_str(style.key_separator);
             }
             Step::Value(v) => match v {
                 Value::Null => out.push_str("null"),
@@ -136,6 +152,7 @@ fn write_json(value: &Value, out: &mut String) {
                     let _ = write!(out, "{n}");
                 }
                 Value::BigInt(digits) => out.push_str(digits),
+                Value::Float(x) if style.not_finite_as_null && !x.is_finite() => out.push_str("null"),
                 Value::Float(x) => out.push_str(&json_float(*x)),
                 Value::Str(s) => write_json_str(s, out),
                 Value::List(items) => {
@@ -144,7 +161,7 @@ fn write_json(value: &Value, out: &mut String) {
                     for (i, item) in items.iter().enumerate().rev() {
                         stack.push(Step::Value(item));
                         if i > 0 {
-                            stack.push(Step::Text(", "));
+                            stack.push(Step::Text(style.item_separator));
                         }
                     }
                 }
@@ -155,7 +172,7 @@ fn write_json(value: &Value, out: &mut String) {
                         stack.push(Step::Value(item));
                         stack.push(Step::Key(key));
                         if i > 0 {
-                            stack.push(Step::Text(", "));
+                            stack.push(Step::Text(style.item_separator));
                         }
                     }
                 }
@@ -164,7 +181,7 @@ fn write_json(value: &Value, out: &mut String) {
     }
 }
 
-fn write_json_str(s: &str, out: &mut String) {
+pub fn write_json_str(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         match c {
