@@ -3,10 +3,13 @@ worker's scheduling priority.
 
     python bench/judge_priority.py [--seconds 4]
 
-One busy loop per core at nice 0 (ingest, on a machine short of cores) and one more at the
-priority under test (the local judge's worker, judging): the CPU seconds each got. What the
-foreground loses is what a judge burning CPU costs ingest there; idle cores the worker gets whole
-whatever its priority. Nothing is asserted.
+One loop per core at nice 0 that works like a server's event loop (2 ms of work, then a 0.1 ms
+wait for the next request: ingest, on a machine short of cores), and one busy loop at the
+priority under test (the local judge's worker, judging): the CPU seconds each got, and how often
+the foreground loops were switched out while they could have run on (each time, their caches
+are the worker's). What the foreground loses is what a judge burning CPU costs ingest there; idle
+cores the worker gets whole whatever its priority. A foreground that never waits would not show
+it: nice 19 alone then leaves the worker under 1 %. Linux. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -16,15 +19,31 @@ import multiprocessing
 import os
 import time
 
-PRIORITIES = {"nice 0": 0, "nice 10": 10, "nice 19": 19}
+PRIORITIES = {"nice 0": (0, False), "nice 10": (10, False), "nice 19": (19, False),
+              "nice 19, SCHED_IDLE": (19, True)}
 
 
-def busy(niceness: int, seconds: float, results: multiprocessing.Queue) -> None:
+def preempted() -> int:
+    """How often this process was switched out while it could have run on."""
+    for line in open("/proc/self/status"):
+        if line.startswith("nonvoluntary_ctxt_switches"):
+            return int(line.split()[1])
+    return 0
+
+
+def busy(extra: bool, niceness: int, idle: bool, seconds: float,
+         results: multiprocessing.Queue) -> None:
     os.nice(niceness)
-    end, spins = time.monotonic() + seconds, 0
+    if idle:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    end = time.monotonic() + seconds
     while time.monotonic() < end:
-        spins += 1
-    results.put((niceness, time.process_time()))
+        if not extra:  # a server's loop: a request's work, then a short wait for the next
+            time.sleep(0.0001)
+        stop = time.monotonic() + 0.002
+        while time.monotonic() < stop:
+            pass
+    results.put((extra, time.process_time(), preempted()))
 
 
 def main() -> None:
@@ -33,21 +52,23 @@ def main() -> None:
     args = parser.parse_args()
     cores = os.cpu_count() or 1
     print(f"{cores} busy loops at nice 0, and one more at each priority, for {args.seconds} s\n")
-    print(f"{'the extra loop':15} {'foreground CPU-s':>17} {'its CPU-s':>10} {'its share':>10}")
-    for name, niceness in PRIORITIES.items():
+    print(f"{'the extra loop':20} {'foreground CPU-s':>17} {'its CPU-s':>10} {'its share':>10} "
+          f"{'foreground preempted':>21}")
+    for name, (niceness, idle) in PRIORITIES.items():
         results: multiprocessing.Queue = multiprocessing.Queue()
-        loops = [multiprocessing.Process(target=busy, args=(n, args.seconds, results))
-                 for n in [0] * cores + [niceness]]
+        loops = [multiprocessing.Process(target=busy, args=(extra, niceness if extra else 0,
+                                                            idle and extra, args.seconds, results))
+                 for extra in [False] * cores + [True]]
         for loop in loops:
             loop.start()
         got = [results.get() for _ in loops]  # before join: a full queue would block the child
         for loop in loops:
             loop.join()
-        # The extra loop is the last to report its niceness; with nice 0 any one is "it".
-        extra = max(range(len(got)), key=lambda i: got[i][0])
-        foreground = sum(cpu for i, (_, cpu) in enumerate(got) if i != extra)
-        its = got[extra][1]
-        print(f"{name:15} {foreground:>17.2f} {its:>10.2f} {its / (foreground + its):>10.1%}")
+        foreground = sum(cpu for extra, cpu, _ in got if not extra)
+        its = sum(cpu for extra, cpu, _ in got if extra)
+        switched = sum(count for extra, _, count in got if not extra)
+        print(f"{name:20} {foreground:>17.2f} {its:>10.2f} {its / (foreground + its):>10.1%} "
+              f"{switched:>21,}")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ async def test_verdicts_from_the_worker_process_equal_the_in_process_ones() -> N
         assert pid is not None and pid != os.getpid()
         # At the lowest priority: where cores are short, the receivers are served first.
         assert os.getpriority(os.PRIO_PROCESS, pid) == 19
+        assert os.sched_getscheduler(pid) == os.SCHED_IDLE  # and it never preempts them
     finally:
         await judge.aclose()
     assert comparable(in_worker) == comparable(in_process)
@@ -96,6 +97,7 @@ async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it(
         assert pid is not None and pid != os.getpid()
         # At the lowest priority: where cores are short, the receivers are served first.
         assert os.getpriority(os.PRIO_PROCESS, pid) == 19
+        assert os.sched_getscheduler(pid) == os.SCHED_IDLE  # and it never preempts them
         assert sidecar.metrics.registry.get_sample_value("assistant_turns_judged_total", {
             "service": "bot", "route": "none", "judge": "local"}) == 1
     finally:
