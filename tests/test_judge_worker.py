@@ -54,6 +54,24 @@ async def test_verdicts_from_the_worker_process_equal_the_in_process_ones() -> N
     assert gone(pid)
 
 
+async def test_a_ctrl_c_to_the_process_group_leaves_the_worker_to_the_sidecar() -> None:
+    """A Ctrl-C on the terminal signals the sidecar and its worker alike. The worker used to
+    die of it first, so every interactive stop restarted it; it ignores it now (and SIGTERM),
+    and ends when the sidecar closes its pipe."""
+    judge = ProcessJudge(LocalJudgeSettings())
+    try:
+        await judge.judge(TURN)
+        pid = judge.pid
+        assert pid is not None
+        for stop_signal in (signal.SIGINT, signal.SIGTERM):
+            os.kill(pid, stop_signal)
+        await judge.judge(TURN)  # the same child answers
+        assert judge.pid == pid and judge.starts == 1
+    finally:
+        await judge.aclose()
+    assert gone(pid)
+
+
 async def test_a_worker_killed_mid_turn_is_restarted_and_the_turn_judged_exactly_once(
         tmp_path: Path) -> None:
     store = Store(tmp_path / "s.db")

@@ -24,6 +24,7 @@ import dataclasses
 import logging
 import multiprocessing
 import os
+import signal
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -56,13 +57,18 @@ def _serve(conn: Connection, settings: dict[str, Any]) -> None:
     """The child: build the judge, then answer turns until the pipe closes."""
     from monitor.judges.local import LocalJudge
 
+    # Its life follows the pipe: the sidecar ends it on stop, and its own end closes it. A
+    # Ctrl-C reaches the terminal's whole process group; it used to kill the child first, and
+    # every interactive stop then restarted it ("judge worker process restarted").
+    for stop_signal in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stop_signal, signal.SIG_IGN)
     _lowest_priority()
 
     judge = LocalJudge(LocalJudgeSettings.model_validate(settings))
     while True:
         try:
             turn = conn.recv()
-        except (EOFError, KeyboardInterrupt):
+        except EOFError:
             return
         try:
             reply = ("ok", result_to_dict(judge.judge_sync(AssistantTurn.model_validate(turn))))
