@@ -142,6 +142,30 @@ def test_a_lone_surrogate_escaped_in_json_content_is_replaced_and_its_batch_judg
     assert sidecar.metric("assistant_turns_lost_total") == 0
 
 
+def test_an_integer_python_cannot_read_stays_text_and_its_batch_is_judged(
+        sidecar: RunningSidecar) -> None:
+    """Tool arguments holding an integer of 5,000 digits: the mapper's JSON reader took it,
+    where Python refuses integers of more than 4,300 digits. Building the turn for /api/turns
+    raised, and every turn completed with it was lost; a kept turn was stored as JSON that no
+    judge could read. Refused as json.loads refuses it, the arguments stay the text they were."""
+    arguments = '{"order": ' + "9" * 5000 + "}"
+    provider = provider_for(sidecar.grpc_endpoint)
+    with provider.get_tracer("huge-int").start_as_current_span("execute_tool lookup") as span:
+        span.set_attribute("gen_ai.operation.name", "execute_tool")
+        span.set_attribute("gen_ai.tool.name", "lookup")
+        span.set_attribute("gen_ai.tool.call.arguments", arguments)
+        huge = format(span.get_span_context().trace_id, "032x")
+    others = [traffic.send(provider, case) for case in traffic.GROUNDED[:3]]
+    provider.shutdown()  # one export: the four turns arrive, and are passed on, together
+    wait_until(lambda: _total(sidecar, "assistant_turns_judged_total") == 4, timeout_s=90,
+               what="the huge-integer turn and the three sent with it judged")
+    turns = {t.trace_id: t for t in sidecar.turns()}
+    assert turns[huge].tool_calls[0].arguments == arguments
+    assert set(turns) >= {huge, *others}
+    assert _total(sidecar, "assistant_background_task_failures_total") == 0
+    assert sidecar.metric("assistant_turns_lost_total") == 0
+
+
 def test_turns_a_failing_stage_loses_are_counted_and_the_pipeline_goes_on(
         start_sidecar, caplog: pytest.LogCaptureFixture) -> None:
     class FailsOnFirstBatch:  # fault injection: a stage that raises, quoting content

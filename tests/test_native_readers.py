@@ -56,7 +56,9 @@ def _texts(seed: int, count: int) -> list[str]:
         texts.append(re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group()):04x}", text))
     texts += ['{"a": 1, "b": 2, "a": 3}', "01", "1.", "1e5", "-0", "[1,]", " [] ", "\t\n1\r",
               '"\\ud83d\\ude00"', '"\\ud83d\\u0041"', '"\\ude00\\ud83d"', "123456789012345678901",
-              "1E400", "-Infinity", "-Inf", "[" * 50 + "]" * 50, '{"x": [1, {"y": NaN}]}']
+              "1E400", "-Infinity", "-Inf", "[" * 50 + "]" * 50, '{"x": [1, {"y": NaN}]}',
+              "9" * 4300, "-" + "9" * 4300, "9" * 4301, '{"n": -' + "9" * 5000 + "}",
+              "9" * 5000 + ".5", "1" + "0" * 5000 + "e-5000"]  # Python's int digits limit
     return texts
 
 

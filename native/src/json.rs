@@ -1,6 +1,7 @@
 //! JSON text to a `Value`, reading what Python's `json.loads` reads and refusing what it refuses:
-//! NaN, Infinity and -Infinity are numbers; integers of any size are exact; a repeated key keeps
-//! its last value; raw control characters in a string are an error. Two differences, both made
+//! NaN, Infinity and -Infinity are numbers; integers are exact, up to the 4,300 digits Python
+//! reads (a longer one is refused, as there); a repeated key keeps its last value; raw control
+//! characters in a string are an error. Two differences, both made
 //! on purpose: an unpaired UTF-16 surrogate escape (`\ud83d`, an emoji cut in half) reads as
 //! U+FFFD and is reported, where Python keeps a string that UTF-8 cannot encode; and nesting
 //! deeper than MAX_DEPTH is an error, where Python's limit is its recursion limit (about 1,000).
@@ -8,6 +9,7 @@
 use crate::value::{MapBuilder, Value};
 
 pub const MAX_DEPTH: usize = 1000;
+const PYTHON_INT_DIGITS: usize = 4300;
 
 #[derive(Debug, PartialEq)]
 pub struct Error;
@@ -116,6 +118,9 @@ impl Reader<'_> {
         }
         Ok(match text.parse::<i64>() {
             Ok(n) => Value::Int(n),
+            // Python refuses to read an integer of more digits (sys.get_int_max_str_digits(),
+            // 4,300 by default): json.loads, and pydantic reading a stored turn, fail on it.
+            Err(_) if text.trim_start_matches('-').len() > PYTHON_INT_DIGITS => return Err(Error),
             Err(_) => Value::BigInt(text.to_string()),
         })
     }
