@@ -16,17 +16,18 @@ from prometheus_client.exposition import choose_encoder
 
 from monitor.errors import Unauthenticated
 from monitor.ingest import check_bearer
-from monitor.model import AssistantTurn
+from monitor.model import TurnRecord
 
 log = logging.getLogger(__name__)
 
 
 class RecentTurns:
-    """The last N assembled turns, newest last (the assembler builds each batch's last N)."""
+    """The last N assembled turns, newest last, as the assembler records each batch's last N
+    (ids and JSON: no Python turn is built for them while ingest waits)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.turns: deque[AssistantTurn] = deque(maxlen=size)
+        self.turns: deque[TurnRecord] = deque(maxlen=size)
 
 
 class AdminServer:
@@ -78,4 +79,5 @@ class AdminServer:
         except ValueError:
             return web.json_response({"error": "limit must be an integer"}, status=400)
         turns = list(self.recent.turns)[-limit:] if limit > 0 else []
-        return web.json_response([t.model_dump(mode="json") for t in turns])
+        return web.Response(text=f"[{','.join(t.json for t in turns)}]",
+                            content_type="application/json")

@@ -4,8 +4,9 @@
     done = assembler.add(batch.facts)     # turns flushed early (buffer full): a `Completed`
     done = assembler.expire(backlog)      # turns whose root ended (+ grace) or whose wait is over
     done.passed                           # [(turn, reason, probability)] the sampler kept,
-                                          # as KeptTurn (ids and JSON); with no sampler, every
+                                          # as TurnRecord (ids and JSON); with no sampler, every
                                           # turn as an AssistantTurn
+    done.recent                           # the batch's last turns (TurnRecord), for /api/turns
 
 Which source of a field wins, for every convention alike:
 - question: an explicit `assistant.question`; else the entry (root chain/agent) span's input; else
@@ -24,9 +25,9 @@ Which source of a field wins, for every convention alike:
 `AssistantTurn.sources` records, per field, the span and fact each came from (`turns --explain`).
 The corpus of real instrumentors' traces (tests/fixtures/otlp) is the evidence for these rules.
 They run compiled (native/src/assemble.rs), over span facts that stay compiled. The sampler's
-decision is taken there too, on the composed turn: Python sees the turns kept for judging as their
-ids and JSON (what the judge queue stores), the last few for /api/turns as `AssistantTurn`
-objects, and the rest only as counts and trace ids (at the sampling defaults, most turns).
+decision is taken there too, on the composed turn: Python sees the turns kept for judging and the
+last few for /api/turns as their ids and JSON (`TurnRecord`: what the judge queue stores), and the
+rest only as counts and trace ids (at the sampling defaults, most turns).
 
 A turn completes `root_grace_s` after its root span arrives (log events of the official OpenAI
 instrumentation travel separately and may trail the span), or `decision_wait_s` after its first

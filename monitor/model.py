@@ -129,9 +129,12 @@ class TurnConsumer(Protocol):
     async def consume(self, turns: Sequence[AssistantTurn]) -> None: ...
 
 
-# A turn kept for judging: compiled, as assembly's sampler keeps it (its ids and its JSON, no
-# Python object built on the ingest path), or built (a caller's own, a custom downstream's).
-KeptTurn = compiled.KeptTurn | AssistantTurn
+# A composed turn as assembly hands it to Python: its ids and its JSON, no Python object built
+# on the ingest path (what the judge queue stores of a kept turn, what /api/turns shows).
+TurnRecord = compiled.TurnRecord
+
+# A turn kept for judging: a record, as assembly's sampler keeps it, or built (a caller's own).
+KeptTurn = TurnRecord | AssistantTurn
 
 # A turn the sampler kept, why (a rule's name or "rate"), and the probability it was kept with.
 Sampled = tuple[KeptTurn, str, float]
@@ -140,7 +143,7 @@ Sampled = tuple[KeptTurn, str, float]
 def turn_json(turn: KeptTurn) -> str:
     """The turn's JSON, as the judge queue keeps it: `AssistantTurn.model_validate_json` reads
     it back as the turn."""
-    return turn.json if isinstance(turn, compiled.KeptTurn) else turn.model_dump_json()
+    return turn.json if isinstance(turn, TurnRecord) else turn.model_dump_json()
 
 
 class SampledConsumer(Protocol):

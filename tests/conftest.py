@@ -51,7 +51,8 @@ class RunningSidecar:
         return f"http://127.0.0.1:{self.sidecar.admin.port}"
 
     def turns(self) -> list[AssistantTurn]:
-        return list(self.sidecar.recent.turns)
+        """The last turns, as /api/turns shows them (read back from their JSON)."""
+        return [AssistantTurn.model_validate_json(t.json) for t in self.sidecar.recent.turns]
 
     def wait_for_turns(self, count: int, timeout_s: float = 15.0) -> list[AssistantTurn]:
         deadline = time.monotonic() + timeout_s

@@ -185,7 +185,7 @@ def _awkward_values() -> list[SpanFacts]:
     ]
 
 
-def _stored(turn: AssistantTurn | compiled.KeptTurn) -> tuple[object, ...]:
+def _stored(turn: AssistantTurn | compiled.TurnRecord) -> tuple[object, ...]:
     """What the judge queue keeps of a turn: its ids, its document and the turn read back."""
     text = turn_json(turn)
     return (turn.trace_id, turn.service, turn.route, json.loads(text),
@@ -221,10 +221,10 @@ def test_assembly_decides_as_the_sampler_and_builds_only_the_turns_python_needs(
             if decision.keep:
                 expected.append((_stored(turn), decision.reason, decision.probability))
                 backlog += 1
-        assert all(isinstance(turn, compiled.KeptTurn) for turn, _, _ in batch.passed)
+        assert all(isinstance(turn, compiled.TurnRecord) for turn, _, _ in batch.passed)
         assert [(_stored(turn), reason, p) for turn, reason, p in batch.passed] == expected
         assert batch.not_sampled == len(turns) - len(expected)
-        assert batch.recent == turns[-3:]
+        assert [_stored(turn) for turn in batch.recent] == [_stored(turn) for turn in turns[-3:]]
         assert batch.received == all_of_batch.received
         assert (batch.no_question, batch.no_answer) == (all_of_batch.no_question,
                                                        all_of_batch.no_answer)

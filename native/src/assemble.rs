@@ -1,8 +1,8 @@
 //! Assembly: spans of one trace become one turn (monitor/assemble.py states the rules; this is
 //! where they run). `Assembler` buffers each trace's SpanFacts until its turn is due, within
 //! bounds; `compose` makes the turn and the sampler decides on it. A kept turn goes on as its
-//! JSON (`KeptTurn`), what the judge queue stores; only the last few turns of a batch, for
-//! /api/turns, and every turn where no sampler decides become monitor.model.AssistantTurn objects.
+//! JSON (`TurnRecord`), what the judge queue stores, and so do the last few turns of a batch, for
+//! /api/turns; only where no sampler decides do turns become monitor.model.AssistantTurn objects.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -50,11 +50,12 @@ pub struct Assembler {
     recent: usize, // how many of a batch's last turns are built for /api/turns
 }
 
-/// A turn the sampler kept, as the judge queue takes it: its ids and its JSON, which
+/// A composed turn as Python gets it: its ids and its JSON, which
 /// `AssistantTurn.model_validate_json` reads as the turn `to_py` builds (no Python object is
-/// built for it while ingest waits).
+/// built for it while ingest waits). What the judge queue stores of a kept turn; what
+/// /api/turns shows of the latest.
 #[pyclass(module = "assistant_monitor_native", frozen, get_all)]
-pub struct KeptTurn {
+pub struct TurnRecord {
     trace_id: String,
     service: String,
     route: Option<String>,
@@ -65,11 +66,11 @@ pub struct KeptTurn {
 /// last `recent`; every turn is counted and its trace id listed.
 #[pyclass(module = "assistant_monitor_native", frozen, get_all)]
 pub struct Completed {
-    /// (turn, reason, inclusion probability) of each turn passed on, in order: a `KeptTurn`
+    /// (turn, reason, inclusion probability) of each turn passed on, in order: a `TurnRecord`
     /// kept by the sampler (its always-keep rule or "rate"), or, when there is no sampler, every
     /// turn ("all") as an AssistantTurn.
     passed: Py<PyList>,
-    /// The batch's last turns (up to `recent`), oldest first.
+    /// The batch's last turns (up to `recent`), oldest first, as `TurnRecord`s.
     recent: Py<PyList>,
     /// Every completed turn's trace id (bytes), in order.
     trace_ids: Py<PyList>,
@@ -313,26 +314,25 @@ impl Assembler {
                 None => (true, "all", 1.0),
             };
             trace_ids.append(PyBytes::new(py, trace_id))?;
-            let built = match sampler.is_none() || n >= recent_from {
-                true => Some(turn.to_py(py)?),
+            let record = match (keep && sampler.is_some()) || n >= recent_from {
+                true => Some(Bound::new(py, TurnRecord {
+                    trace_id: hex(trace_id),
+                    service: turn.service.to_string(),
+                    route: turn.route.map(str::to_string),
+                    json: turn.to_json(),
+                })?),
                 false => None,
             };
             if !keep {
                 not_sampled += 1;
             } else if sampler.is_some() {
                 kept += 1;
-                let kept_turn = KeptTurn {
-                    trace_id: hex(trace_id),
-                    service: turn.service.to_string(),
-                    route: turn.route.map(str::to_string),
-                    json: turn.to_json(),
-                };
-                passed.append((kept_turn, why, probability))?;
+                passed.append((record.as_ref().expect("a kept turn's record"), why, probability))?;
             } else {
-                passed.append((built.as_ref().expect("built: no sampler"), why, probability))?;
+                passed.append((turn.to_py(py)?, why, probability))?;
             }
-            if let (Some(built), true) = (built, n >= recent_from) {
-                recent.append(built)?;
+            if n >= recent_from {
+                recent.append(record.expect("a recent turn's record"))?;
             }
         }
         let received_py = PyDict::new(py);

@@ -594,7 +594,7 @@ fn assistant_monitor_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(facts::count_conventions, m)?)?;
     m.add_class::<assemble::Assembler>()?;
     m.add_class::<assemble::Completed>()?;
-    m.add_class::<assemble::KeptTurn>()?;
+    m.add_class::<assemble::TurnRecord>()?;
     m.add_class::<sample::TurnSampler>()?;
     m.add_function(wrap_pyfunction!(assemble::py_build_turn, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
