@@ -47,7 +47,7 @@ pub struct Assembler {
     #[pyo3(get)]
     size: usize,
     sampler: Option<Py<TurnSampler>>, // decides which completed turns are passed on; None: all
-    recent: usize, // how many of a batch's last turns are built for /api/turns
+    recent: usize, // how many of a batch's last turns are recorded for /api/turns
 }
 
 /// A composed turn as Python gets it: its ids and its JSON, which
@@ -275,8 +275,9 @@ impl Assembler {
         (trace_id, pending, reason)
     }
 
-    /// The turns of traces taken out: composed, counted, decided on; built where Python needs
-    /// them. The backlog grows by each turn kept, as the judge queue will.
+    /// The turns of traces taken out: composed, counted, decided on; recorded (or, with no
+    /// sampler, built) where Python needs them. The backlog grows by each turn kept, as the
+    /// judge queue will.
     fn complete(&self, py: Python<'_>, done: Vec<(Vec<u8>, Pending, &'static str)>, backlog: i64)
         -> PyResult<Completed> {
         let sampler = self.sampler.as_ref().map(|s| s.get());
