@@ -56,9 +56,9 @@ def main() -> None:
           f"{'foreground preempted':>21}")
     for name, (niceness, idle) in PRIORITIES.items():
         results: multiprocessing.Queue = multiprocessing.Queue()
-        loops = [multiprocessing.Process(target=busy, args=(extra, niceness if extra else 0,
-                                                            idle and extra, args.seconds, results))
-                 for extra in [False] * cores + [True]]
+        loops = [multiprocessing.Process(target=busy, args=(extra, *priority, args.seconds,
+                                                            results))
+                 for extra, priority in [(False, (0, False))] * cores + [(True, (niceness, idle))]]
         for loop in loops:
             loop.start()
         got = [results.get() for _ in loops]  # before join: a full queue would block the child

@@ -115,7 +115,7 @@ class TurnAssembler:
                  clock: Callable[[], float] = time.monotonic, recent: int = 0,
                  sampler: compiled.TurnSampler | None = None) -> None:
         """`sampler` decides which completed turns are passed on (None: every turn is);
-        `recent`: how many of each batch's last turns are built whatever it decides (what
+        `recent`: how many of each batch's last turns are recorded whatever it decides (what
         /api/turns shows)."""
         self.settings = settings
         self.metrics = metrics

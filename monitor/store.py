@@ -79,10 +79,6 @@ def _chunks(items: list[T]) -> Iterator[list[T]]:
         yield items[start:start + _CHUNK]
 
 
-def _marks(count: int) -> str:
-    return ", ".join("?" * count)
-
-
 @dataclass(frozen=True, slots=True)
 class Claimed:
     trace_id: str
@@ -125,7 +121,7 @@ class Store:
             # take the interpreter lock, and hand-offs per row cost more than the inserts.
             for chunk in _chunks([turn.trace_id for turn, _, _ in sampled]):
                 stored = {row[0] for row in self.db.execute(
-                    f"SELECT trace_id FROM turns WHERE trace_id IN ({_marks(len(chunk))})",
+                    f"SELECT trace_id FROM turns WHERE trace_id IN ({', '.join('?' * len(chunk))})",
                     chunk)}
                 for trace_id in chunk:
                     added.append(trace_id not in stored and trace_id not in fresh)

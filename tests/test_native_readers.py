@@ -97,6 +97,17 @@ def test_the_compiled_writer_writes_what_python_dumps() -> None:
     assert not differ, differ[:5]
 
 
+def test_an_integer_longer_than_python_reads_is_refused_as_json() -> None:
+    """json.loads refuses integers of more than 4,300 digits; so must the reader, or the value
+    reaches a Python that cannot build it (the differential test cannot tell: converting it to
+    Python raises ValueError too)."""
+    value, _ = native.json_loads("-" + "9" * 4300)
+    assert value == -int("9" * 4300)
+    for text in ("9" * 4301, '{"n": [' + "1" * 5000 + "]}"):
+        with pytest.raises(ValueError, match="^not JSON$"):
+            native.json_loads(text)
+
+
 def test_nesting_beyond_the_limit_is_refused_not_a_crash() -> None:
     with pytest.raises(ValueError):
         native.json_loads("[" * 100_000 + "]" * 100_000)

@@ -14,7 +14,7 @@ use crate::facts::{calls_py, construct, document_py, feedback_py, opt_str, untra
 use crate::readers;
 use crate::sample::{Traits, TurnSampler};
 use crate::semconv::{Document, Feedback, Message, ToolCall};
-use crate::value::{float_repr, write_json_str, Value};
+use crate::value::{write_json_str, write_pydantic_float, Value};
 
 struct Pending {
     seq: u64, // its place in `order`
@@ -315,14 +315,15 @@ impl Assembler {
                 None => (true, "all", 1.0),
             };
             trace_ids.append(PyBytes::new(py, trace_id))?;
-            let record = match (keep && sampler.is_some()) || n >= recent_from {
-                true => Some(Bound::new(py, TurnRecord {
+            let record = if (keep && sampler.is_some()) || n >= recent_from {
+                Some(Bound::new(py, TurnRecord {
                     trace_id: hex(trace_id),
                     service: turn.service.to_string(),
                     route: turn.route.map(str::to_string),
                     json: turn.to_json(),
-                })?),
-                false => None,
+                })?)
+            } else {
+                None
             };
             if !keep {
                 not_sampled += 1;
@@ -752,12 +753,6 @@ impl Turn<'_> {
                 None => out.push_str("null"),
             }
         }
-        fn float(out: &mut String, x: f64) {
-            match x.is_finite() {
-                true => out.push_str(&float_repr(x)),
-                false => out.push_str("null"),
-            }
-        }
         fn calls(out: &mut String, calls: &[ToolCall]) {
             out.push('[');
             for (n, c) in calls.iter().enumerate() {
@@ -797,7 +792,7 @@ impl Turn<'_> {
             text(o, doc.content.as_deref());
             o.push_str(",\"score\":");
             match doc.score {
-                Some(score) => float(o, score),
+                Some(score) => write_pydantic_float(score, o),
                 None => o.push_str("null"),
             }
             o.push('}');
@@ -812,7 +807,7 @@ impl Turn<'_> {
         match self.feedback {
             Some(feedback) => {
                 o.push_str("{\"score\":");
-                float(o, feedback.score);
+                write_pydantic_float(feedback.score, o);
                 o.push_str(",\"comment\":");
                 text(o, feedback.comment.as_deref());
                 o.push('}');
@@ -833,7 +828,7 @@ impl Turn<'_> {
         o.push_str(&format!(
             ",\"start_time_unix_nano\":{},\"duration_ms\":",
             self.start.unwrap_or(0)));
-        float(o, self.duration_ms());
+        write_pydantic_float(self.duration_ms(), o);
         o.push_str(&format!(
             ",\"input_tokens\":{},\"output_tokens\":{},\"span_count\":{},\"conventions\":[",
             self.input_tokens, self.output_tokens, self.span_count));

@@ -152,7 +152,7 @@ fn write_json(value: &Value, out: &mut String, style: &Style) {
                     let _ = write!(out, "{n}");
                 }
                 Value::BigInt(digits) => out.push_str(digits),
-                Value::Float(x) if style.not_finite_as_null && !x.is_finite() => out.push_str("null"),
+                Value::Float(x) if style.not_finite_as_null => write_pydantic_float(*x, out),
                 Value::Float(x) => out.push_str(&json_float(*x)),
                 Value::Str(s) => write_json_str(s, out),
                 Value::List(items) => {
@@ -178,6 +178,15 @@ fn write_json(value: &Value, out: &mut String, style: &Style) {
                 }
             },
         }
+    }
+}
+
+/// A float as pydantic writes it: the shortest digits that read back as `x`; null when it is not
+/// finite (its `ser_json_inf_nan` default).
+pub fn write_pydantic_float(x: f64, out: &mut String) {
+    match x.is_finite() {
+        true => out.push_str(&float_repr(x)),
+        false => out.push_str("null"),
     }
 }
 
