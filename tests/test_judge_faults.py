@@ -85,12 +85,18 @@ async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_o
                     await asyncio.sleep(0.05)
             judged = store.turns(state="judged", limit=count + 1)
             assert len(judged) == count
+            straddled = 0
             for turn in judged:
                 shown = store.show(turn["trace_id"])
-                assert len(shown["costs"]) == 1 and shown["costs"][0]["calls"] >= 2
+                # Two prompts, two calls. A try under way as the garbage ran out may differ: a
+                # re-ask answered adds a call (up to 4), a prompt's verdict cached by a try the
+                # garbage cut short removes one. At most one try per worker is under way.
+                assert len(shown["costs"]) == 1 and 1 <= shown["costs"][0]["calls"] <= 4
+                straddled += shown["costs"][0]["calls"] != 2
                 assert shown["attempts"] == 1  # the garbage spent none
                 assert {v["metric"] for v in shown["verdicts"]} == {
                     "context_relevance", "answer_relevance", "completeness", "groundedness"}
+            assert straddled <= 4
             assert m("assistant_judge_requests_total",
                      {"judge": "tenant-llm", "outcome": "unavailable"}) >= count
             assert m("assistant_judge_llm_calls_total",
