@@ -22,8 +22,10 @@ Printed first, the floor: upb's protobuf parse of the same requests, reading no 
 mode and pass: ingest throughput (spans per wall second until the last request is answered),
 spans per CPU-second of the sidecar's own process (ingest, sampling, the store, the judge
 stage's bookkeeping) and of all its processes (the judge worker included), the share of turns
-kept for judging, the sidecar process's peak RSS, and the slowdown of ingest against `off` and
-against `kept` (what the judge's own CPU work costs ingest). `process` is the shipped default.
+kept for judging, the sidecar process's peak RSS, and the change of ingest against `off` and
+against `kept` (what the judge's own CPU work costs ingest), in spans per wall second and, for
+`kept`, in spans per CPU-second of the sidecar's process too: each the median over runs of the
+ratio to that mode's run in the same round. `process` is the shipped default.
 `--before DIR` adds the same rows for the sidecar of another source tree (a checkout of an
 earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`; one without `judging.process` runs its
 judge in a thread). Modes interleave run by run, medians of `--repeat`. Nothing is asserted.
@@ -181,14 +183,25 @@ def main() -> None:
                 runs[tree, mode, name].append(result)
     medians = {key: tuple(statistics.median(r[i] for r in results) for i in range(5))
                for key, results in runs.items()}
+
+    def change(key: tuple[str, str, str], base: str, field: int) -> str:
+        """The median over rounds of this row against `base` in the same round: runs next to
+        each other in time share the machine's state, so paired ratios vary less than medians'."""
+        tree, mode, name = key
+        if (tree, base, name) not in runs or mode == base:
+            return ""
+        ratios = [ours[field] / theirs[field] - 1
+                  for ours, theirs in zip(runs[key], runs[tree, base, name], strict=True)]
+        return f"{statistics.median(ratios) * 100:+.1f} %"
+
     print(f"{'judging':16} {'pass':11} {'ingest spans/s':>15} {'spans/cpu-s':>12} "
-          f"{'(all procs)':>12} {'kept':>6} {'peak RSS':>9} {'vs off':>9} {'vs kept':>9}")
-    for (tree, mode, name), (wall, own, every, kept, rss) in medians.items():
-        changes = [f"{(wall / medians[tree, base, name][0] - 1) * 100:+.1f} %"
-                   if (tree, base, name) in medians and mode != base else ""
-                   for base in ("off", "kept")]
+          f"{'(all procs)':>12} {'kept':>6} {'peak RSS':>9} {'vs off':>9} {'vs kept':>9} "
+          f"{'(cpu-s)':>9}")
+    for key, (wall, own, every, kept, rss) in medians.items():
+        tree, mode, name = key
         print(f"  {tree + mode:14} {name:11} {wall:>15,.0f} {own:>12,.0f} {every:>12,.0f} "
-              f"{kept:>6.1%} {rss:>5.0f} MiB {changes[0]:>9} {changes[1]:>9}")
+              f"{kept:>6.1%} {rss:>5.0f} MiB {change(key, 'off', 0):>9} "
+              f"{change(key, 'kept', 0):>9} {change(key, 'kept', 1):>9}")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """The ingest stage's own instruments (receivers, Kafka, write-ahead log), on an injected registry.
 
-The sidecar's `Metrics` (monitor/emit/metrics.py) is the union of every stage's telemetry; a stage
+The sidecar's `Metrics` (monitor/telemetry.py) is the union of every stage's telemetry; a stage
 asks only for its own class.
 """
 
 from __future__ import annotations
+
+import functools
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -33,6 +35,10 @@ class IngestTelemetry:
         self.spans_by_convention = Counter(
             "assistant_spans_by_convention", "Spans by the semantic convention recognised.",
             ["convention"], registry=r)
+        # The children counted on every request, looked up once: labels() costs about 1 µs, and
+        # both label sets are small and fixed (receivers, conventions).
+        self._spans_received = functools.cache(self.spans_received.labels)
+        self._spans_by_convention = functools.cache(self.spans_by_convention.labels)
 
         self.kafka_messages = Counter(
             "assistant_kafka_messages", "Kafka messages by outcome (received, dead_lettered).",
@@ -70,10 +76,10 @@ class IngestTelemetry:
         """One decoded request or message: spans received, refused, mapping issues, and the
         conventions recognised."""
         if signal == "traces":
-            self.spans_received.labels(receiver).inc(batch.received)
+            self._spans_received(receiver).inc(batch.received)
         for reason, count in batch.rejected.items():
             self.spans_refused.labels(reason).inc(count)
         for reason, count in batch.issues.items():
             self.mapping_issues.labels(reason).inc(count)
         for name, count in compiled.count_conventions(batch.facts):
-            self.spans_by_convention.labels(name).inc(count)
+            self._spans_by_convention(name).inc(count)
