@@ -58,7 +58,9 @@ def _texts(seed: int, count: int) -> list[str]:
               '"\\ud83d\\ude00"', '"\\ud83d\\u0041"', '"\\ude00\\ud83d"', "123456789012345678901",
               "1E400", "-Infinity", "-Inf", "[" * 50 + "]" * 50, '{"x": [1, {"y": NaN}]}',
               "9" * 4300, "-" + "9" * 4300, "9" * 4301, '{"n": -' + "9" * 5000 + "}",
-              "9" * 5000 + ".5", "1" + "0" * 5000 + "e-5000"]  # Python's int digits limit
+              "9" * 5000 + ".5", "1" + "0" * 5000 + "e-5000",  # Python's int digits limit
+              # an escape cut by a character of several bytes; runs of them between escapes
+              '"\\u00\u00e9"', '"\\u\u20ac12"', '"\u00e9\\u0041\u20ac\\n\U0001f600"']
     return texts
 
 

@@ -21,7 +21,7 @@ pub struct Parsed {
 }
 
 pub fn parse(text: &str) -> Result<Parsed, Error> {
-    let mut reader = Reader { s: text.as_bytes(), i: 0, mended: false };
+    let mut reader = Reader { text, s: text.as_bytes(), i: 0, mended: false };
     reader.ws();
     let value = reader.value(0)?;
     reader.ws();
@@ -32,6 +32,7 @@ pub fn parse(text: &str) -> Result<Parsed, Error> {
 }
 
 struct Reader<'a> {
+    text: &'a str, // `s` as text: a slice between two ASCII bytes is whole characters
     s: &'a [u8],
     i: usize,
     mended: bool,
@@ -111,7 +112,7 @@ impl Reader<'_> {
                 float = true;
             }
         }
-        let text = std::str::from_utf8(&self.s[start..self.i]).map_err(|_| Error)?;
+        let text = &self.text[start..self.i];
         if float {
             // Rust and Python both round to nearest; beyond f64's range both give infinity.
             return text.parse::<f64>().map(Value::Float).map_err(|_| Error);
@@ -126,8 +127,7 @@ impl Reader<'_> {
     }
 
     fn hex4(&mut self) -> Result<u32, Error> {
-        let digits = self.s.get(self.i..self.i + 4).ok_or(Error)?;
-        let text = std::str::from_utf8(digits).map_err(|_| Error)?;
+        let text = self.text.get(self.i..self.i + 4).ok_or(Error)?;
         if !text.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(Error);
         }
@@ -146,8 +146,8 @@ impl Reader<'_> {
                 }
                 self.i += 1;
             }
-            // Whole UTF-8 sequences: the run stops only at ASCII bytes.
-            out.push_str(std::str::from_utf8(&self.s[start..self.i]).map_err(|_| Error)?);
+            // The run starts and stops at ASCII bytes (or the text's ends): whole characters.
+            out.push_str(&self.text[start..self.i]);
             match self.s.get(self.i) {
                 Some(b'"') => {
                     self.i += 1;

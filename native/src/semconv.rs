@@ -792,8 +792,11 @@ fn entity_payload(raw: Option<&Value>, issues: &mut Issues) -> Value {
     data
 }
 
+/// `prefix + "0.role"` or `prefix + "0.content"` is a key (no key built: this runs on every span).
 fn has_indexed(attrs: &Attrs, prefix: &str) -> bool {
-    has(attrs, &format!("{prefix}0.role")) || has(attrs, &format!("{prefix}0.content"))
+    attrs.iter().any(|(k, _)| {
+        k.strip_prefix(prefix).is_some_and(|rest| rest == "0.role" || rest == "0.content")
+    })
 }
 
 fn map_openllmetry(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
