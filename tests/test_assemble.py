@@ -126,6 +126,26 @@ def test_agent_trace_with_several_llm_calls_is_one_turn() -> None:
                                                              "Booked for 8pm.", 4)
 
 
+@pytest.mark.parametrize("letter", ["a", "é"])  # a byte a character, and two
+@pytest.mark.parametrize(("quoted", "question_is_query"), [(300, True), (200, True), (199, False),
+                                                           (0, False)])
+def test_a_prompt_quoting_a_documents_first_200_characters_is_not_the_question(
+        letter: str, quoted: int, question_is_query: bool) -> None:
+    """The question is the retrieval query when the LLM's user message quotes a document's first
+    200 characters (stripped); quoting fewer, or none (a plain question), it is that message."""
+    assembler, _, _ = make(root_grace_s=0)
+    document = "  " + "".join(f"{letter}{n % 10}" for n in range(150)) + "\n"  # 300 characters
+    prompt = f"Context: {document.strip()[:quoted]}\nQuestion: how long do refunds take?"
+    assembler.add([
+        span(1, 1, role="llm", start_ns=1, end_ns=10, model="m",
+             input_messages=[Message("user", prompt)], output_messages=[Message("assistant", "30 days")]),
+        span(1, 2, parent=1, role="retrieval", input_text="refund window", start_ns=2, end_ns=3,
+             documents=[RetrievedDocument(content=document)]),
+    ])
+    [turn] = passed(assembler.expire())
+    assert turn.question == ("refund window" if question_is_query else prompt)
+
+
 def test_a_tool_called_twice_alike_explains_each_call_from_its_own_request() -> None:
     # An agent that retries a tool with the same arguments: two executed spans alike, two
     # requests without ids. Each call's `sources` entry names the request that made it (it once

@@ -4,7 +4,12 @@
 //! JSON (`TurnRecord`), what the judge queue stores, and so do the last few turns of a batch, for
 //! /api/turns; only where no sampler decides do turns become monitor.model.AssistantTurn objects.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
+
+// Seeded per map, as hashbrown's default: std's SipHash was a tenth of assembly's tick, most of
+// it hashing documents' contents to drop the repeated ones.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -96,10 +101,10 @@ impl Assembler {
         Assembler {
             max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s, decision_wait_s,
             remember_completed,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             order: VecDeque::new(),
             root_deadlines: VecDeque::new(),
-            completed: HashMap::new(),
+            completed: HashMap::default(),
             completed_order: VecDeque::new(),
             seq: 0,
             span_count: 0,
@@ -137,7 +142,7 @@ impl Assembler {
                 self.seq += 1;
                 self.order.push_back((self.seq, trace_id.clone()));
                 self.pending.insert(trace_id.clone(), Pending {
-                    seq: self.seq, first_seen: now, spans: Vec::new(), index: HashMap::new(),
+                    seq: self.seq, first_seen: now, spans: Vec::new(), index: HashMap::default(),
                     root_seen: false, size: 0,
                 });
             }
@@ -285,7 +290,7 @@ impl Assembler {
         // (service, route) -> [turns, tool calls ok, failed], in order of first appearance (the
         // label guards admit new values in that order); indexed: a batch may carry many.
         let mut received: Vec<(Key, [u64; 3])> = Vec::new();
-        let mut index: HashMap<Key, usize> = HashMap::new();
+        let mut index: HashMap<Key, usize> = HashMap::default();
         let (mut kept, mut not_sampled, mut no_question, mut no_answer) = (0i64, 0, 0, 0);
         let mut completions: Vec<(&str, u64)> = Vec::new();
         let spans: Vec<Vec<PyRef<'_, SpanFacts>>> = done.iter()
@@ -423,7 +428,15 @@ fn quotes_documents(prompt: &str, spans: &[Span]) -> bool {
     spans.iter().flat_map(|s| &s.facts.documents).any(|d| match d.content.as_deref() {
         Some(content) if !content.is_empty() => {
             let stripped = content.trim_matches(py_space);
-            let cut = stripped.char_indices().nth(200).map_or(stripped.len(), |(at, _)| at);
+            // The quote is at least this long in bytes: a shorter prompt (a plain question)
+            // cannot hold it, and is answered without counting 200 characters.
+            if prompt.len() < stripped.len().min(200) {
+                return false;
+            }
+            let cut = match stripped.as_bytes().get(..200) {
+                Some(head) if head.is_ascii() => 200,
+                _ => stripped.char_indices().nth(200).map_or(stripped.len(), |(at, _)| at),
+            };
             prompt.contains(&stripped[..cut])
         }
         _ => false,
@@ -479,7 +492,7 @@ fn messages_origin(s: Span, outputs: bool) -> &'static str {
 /// was given after the last user message (earlier turns' calls are not this turn's).
 fn requested_calls<'a>(llm_calls: &[Span<'a>]) -> Vec<(Span<'a>, &'a ToolCall)> {
     let mut requested = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut seen: HashSet<&str> = HashSet::default();
     for &span in llm_calls {
         let inputs = inputs(span);
         let after_user = inputs.iter().rposition(|m| m.role == "user").map_or(0, |i| i + 1);
@@ -512,7 +525,7 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
             calls.push(call);
         }
     }
-    let mut results: HashMap<&str, (&Option<String>, Span<'a>)> = HashMap::new();
+    let mut results: HashMap<&str, (&Option<String>, Span<'a>)> = HashMap::default();
     for &s in llm_calls {
         for m in inputs(s) {
             if let Some(id) = m.tool_call_id.as_deref().filter(|id| !id.is_empty() && m.role == "tool") {
@@ -520,13 +533,13 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
             }
         }
     }
-    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let mut by_id: HashMap<String, usize> = HashMap::default();
     for (n, c) in calls.iter().enumerate() {
         if let Some(id) = c.call_id.as_ref().filter(|id| !id.is_empty()) {
             by_id.insert(id.clone(), n);
         }
     }
-    let mut matched: HashSet<usize> = HashSet::new();
+    let mut matched: HashSet<usize> = HashSet::default();
     for (request_span, requested) in requested_calls(llm_calls) {
         let requested_id = requested.call_id.as_deref().filter(|id| !id.is_empty());
         let mut found = requested_id.and_then(|id| by_id.get(id).copied());
@@ -679,7 +692,7 @@ pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a
     let answer = pick("answer", answer_candidates(&spans, &entry, &llm_calls).into_iter(), &mut sources);
 
     let mut documents: Vec<&Document> = Vec::new();
-    let mut seen: HashSet<(Option<&str>, Option<&str>)> = HashSet::new();
+    let mut seen: HashSet<(Option<&str>, Option<&str>)> = HashSet::default();
     for &span in &spans {
         for doc in &span.facts.documents {
             if seen.insert((doc.id.as_deref(), doc.content.as_deref())) {
