@@ -36,6 +36,13 @@ impl<'a> Reader<'a> {
     }
 
     fn varint_of(&mut self, max_bytes: usize) -> Result<u64> {
+        // One byte: nearly every tag and length here.
+        if let Some(&byte) = self.buf.get(self.pos) {
+            if byte < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(byte));
+            }
+        }
         let mut value: u64 = 0;
         for i in 0..max_bytes {
             let byte = *self.buf.get(self.pos).ok_or(Malformed)?;
