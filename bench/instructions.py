@@ -1,0 +1,101 @@
+"""Instructions per span in the compiled path (decode, assembly, the kept turns' JSON), counted by
+callgrind: a figure that does not move with the machine's other work, for comparing commits.
+
+    python bench/instructions.py [--traces 4000] [--kept 0,1] [--native DIR]
+
+bench/ingest.py's RAG trace mix, 20 traces a request, decoded (`TraceDecoder.traces`), added to
+the assembler and completed 2,000 traces a tick (`Assembler.add`, `Assembler.expire`, turns
+composed and sampled, the kept ones' JSON written, the last 100 a tick recorded for /api/turns),
+once per `--kept` share (the sampler's rate: 0 keeps no turn, 1 every turn). Only instructions
+inside those three compiled calls are counted (valgrind's --toggle-collect), not Python's around
+them. `--native DIR`: the compiled module of another build (`pip install --target DIR ./native`
+of an earlier commit), for a side-by-side. Needs valgrind (`apt-get install valgrind`); a run
+takes about a minute a share. Timings on a shared machine move 10-30 % between runs; instruction
+counts are the same every run, though an instruction is not a fixed time (memory stalls,
+branches). Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+COMPILED_CALLS = ("__pymethod_traces__", "__pymethod_add__", "__pymethod_expire__")
+
+
+def work(traces: int, kept: float) -> None:
+    """What callgrind counts: run in the child process."""
+    from ingest import make_requests
+    from prometheus_client import CollectorRegistry
+
+    from monitor.assemble import TurnAssembler
+    from monitor.config import AssemblySettings, SamplingSettings
+    from monitor.ingest.otlp import OtlpDecoder
+    from monitor.sample.sampler import Sampler
+    from monitor.telemetry import Metrics
+
+    bodies = [r.SerializeToString() for r in make_requests(traces, 20)]
+    decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16, native=True)
+    now = 1000.0
+    assembler = TurnAssembler(
+        AssemblySettings(root_grace_s=0, max_traces=100_000, max_spans=1_000_000),
+        Metrics(CollectorRegistry()), lambda: now, recent=100,
+        sampler=Sampler(SamplingSettings(default_rate=kept, always_keep=[])).compiled)
+    for n, body in enumerate(bodies, 1):
+        assembler.add(decoder.decode("traces", body, "proto").facts)
+        if n % 100 == 0:  # 2,000 traces a tick
+            now += 1.0
+            assembler.expire()
+    now += 1.0
+    assembler.expire()
+
+
+def count(traces: int, kept: float, native: Path | None) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            [str(native)] * (native is not None) + [os.environ.get("PYTHONPATH", "")])}
+        run = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+             *(f"--toggle-collect=*{call}*" for call in COMPILED_CALLS),
+             sys.executable, __file__, "--work", str(traces), str(kept)],
+            env=env, capture_output=True, text=True, check=True)
+        collected = re.search(r"Collected : (\d+)", run.stderr)
+        if collected is None:
+            raise SystemExit(f"callgrind counted nothing:\n{run.stderr[-2000:]}")
+        return int(collected.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", type=int, default=4000)
+    parser.add_argument("--kept", default="0,1", help="shares of turns kept, e.g. 0,0.2,1")
+    parser.add_argument("--native", type=Path, help="another build's compiled module's directory")
+    parser.add_argument("--work", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.work:
+        work(int(args.work[0]), float(args.work[1]))
+        return
+    if shutil.which("valgrind") is None:
+        raise SystemExit("bench/instructions.py needs valgrind: apt-get install valgrind")
+    spans = 5 * args.traces  # the mix: 5 spans a trace
+    builds = {"this build": None, **({f"{args.native}": args.native} if args.native else {})}
+    print(f"{args.traces} traces, {spans} spans; instructions per span inside the compiled calls")
+    for kept in (float(k) for k in args.kept.split(",")):
+        figures = {name: count(args.traces, kept, native) / spans
+                   for name, native in builds.items()}
+        print(f"  {kept:>4.0%} kept: " + ", ".join(f"{name} {value:,.0f}"
+                                                  for name, value in figures.items()))
+
+
+if __name__ == "__main__":
+    main()
