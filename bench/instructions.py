@@ -62,8 +62,9 @@ def work(traces: int, kept: float) -> None:
 def count(traces: int, kept: float, native: Path | None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            [str(native)] * (native is not None) + [os.environ.get("PYTHONPATH", "")])}
+        env = dict(os.environ)
+        if native is not None:  # ahead of the installed module
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(native), env.get("PYTHONPATH")]))
         run = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
              *(f"--toggle-collect=*{call}*" for call in COMPILED_CALLS),
@@ -88,7 +89,9 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("bench/instructions.py needs valgrind: apt-get install valgrind")
     spans = 5 * args.traces  # the mix: 5 spans a trace
-    builds = {"this build": None, **({f"{args.native}": args.native} if args.native else {})}
+    builds: dict[str, Path | None] = {"this build": None}
+    if args.native:
+        builds[str(args.native)] = args.native
     print(f"{args.traces} traces, {spans} spans; instructions per span inside the compiled calls")
     for kept in (float(k) for k in args.kept.split(",")):
         figures = {name: count(args.traces, kept, native) / spans

@@ -52,7 +52,7 @@ async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_o
     from monitor.app import Sidecar
     from tests.conftest import test_settings
 
-    count = 140
+    count, workers = 140, 4
     garbage = {"replies": 0}  # a garbled try takes 2 to 4 (a prompt and its re-ask, a sibling)
 
     def script(request: dict[str, Any]) -> Reply:
@@ -64,7 +64,7 @@ async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_o
     with ScriptedOpenAIServer(script) as server:
         settings = test_settings(
             store={"path": str(tmp_path / "store.db")},
-            judging={"max_attempts": 1, "workers": 4, "llm": {
+            judging={"max_attempts": 1, "workers": workers, "llm": {
                 "endpoints": [{"name": "tenant-llm", "base_url": server.base_url,
                                "model": "judge-model", "max_retries": 0}],
                 # Closed throughout, so every turn meets the garbage (an open circuit would
@@ -96,7 +96,7 @@ async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_o
                 assert shown["attempts"] == 1  # the garbage spent none
                 assert {v["metric"] for v in shown["verdicts"]} == {
                     "context_relevance", "answer_relevance", "completeness", "groundedness"}
-            assert straddled <= 4
+            assert straddled <= workers
             assert m("assistant_judge_requests_total",
                      {"judge": "tenant-llm", "outcome": "unavailable"}) >= count
             assert m("assistant_judge_llm_calls_total",

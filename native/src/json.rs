@@ -21,32 +21,35 @@ pub struct Parsed {
 }
 
 pub fn parse(text: &str) -> Result<Parsed, Error> {
-    let mut reader = Reader { text, s: text.as_bytes(), i: 0, mended: false };
+    let mut reader = Reader { text, i: 0, mended: false };
     reader.ws();
     let value = reader.value(0)?;
     reader.ws();
-    if reader.i != reader.s.len() {
+    if reader.i != text.len() {
         return Err(Error); // "Extra data"
     }
     Ok(Parsed { value, mended: reader.mended })
 }
 
 struct Reader<'a> {
-    text: &'a str, // `s` as text: a slice between two ASCII bytes is whole characters
-    s: &'a [u8],
+    text: &'a str, // read by bytes; a slice between two ASCII bytes is whole characters
     i: usize,
     mended: bool,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn s(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
     fn ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.i) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s().get(self.i) {
             self.i += 1;
         }
     }
 
     fn literal(&mut self, word: &str) -> bool {
-        if self.s[self.i..].starts_with(word.as_bytes()) {
+        if self.s()[self.i..].starts_with(word.as_bytes()) {
             self.i += word.len();
             true
         } else {
@@ -55,7 +58,7 @@ impl Reader<'_> {
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, Error> {
-        match self.s.get(self.i) {
+        match self.s().get(self.i) {
             Some(b'"') => Ok(Value::Str(self.string()?)),
             Some(b'{') => self.object(depth + 1),
             Some(b'[') => self.array(depth + 1),
@@ -64,7 +67,7 @@ impl Reader<'_> {
             Some(b'f') if self.literal("false") => Ok(Value::Bool(false)),
             Some(b'N') if self.literal("NaN") => Ok(Value::Float(f64::NAN)),
             Some(b'I') if self.literal("Infinity") => Ok(Value::Float(f64::INFINITY)),
-            Some(b'-') if self.s[self.i..].starts_with(b"-Infinity") => {
+            Some(b'-') if self.s()[self.i..].starts_with(b"-Infinity") => {
                 self.i += 9;
                 Ok(Value::Float(f64::NEG_INFINITY))
             }
@@ -75,7 +78,7 @@ impl Reader<'_> {
 
     fn digits(&mut self) -> usize {
         let start = self.i;
-        while let Some(b'0'..=b'9') = self.s.get(self.i) {
+        while let Some(b'0'..=b'9') = self.s().get(self.i) {
             self.i += 1;
         }
         self.i - start
@@ -83,10 +86,10 @@ impl Reader<'_> {
 
     fn number(&mut self) -> Result<Value, Error> {
         let start = self.i;
-        if self.s[self.i] == b'-' {
+        if self.s()[self.i] == b'-' {
             self.i += 1;
         }
-        match self.s.get(self.i) {
+        match self.s().get(self.i) {
             Some(b'0') => self.i += 1,
             Some(b'1'..=b'9') => {
                 self.digits();
@@ -95,15 +98,15 @@ impl Reader<'_> {
         }
         let mut float = false;
         // A fraction or an exponent only counts with digits after it (else: extra data).
-        if self.s.get(self.i) == Some(&b'.') && matches!(self.s.get(self.i + 1), Some(b'0'..=b'9')) {
+        if self.s().get(self.i) == Some(&b'.') && matches!(self.s().get(self.i + 1), Some(b'0'..=b'9')) {
             self.i += 1;
             self.digits();
             float = true;
         }
-        if let Some(b'e' | b'E') = self.s.get(self.i) {
+        if let Some(b'e' | b'E') = self.s().get(self.i) {
             let mark = self.i;
             self.i += 1;
-            if let Some(b'+' | b'-') = self.s.get(self.i) {
+            if let Some(b'+' | b'-') = self.s().get(self.i) {
                 self.i += 1;
             }
             if self.digits() == 0 {
@@ -140,7 +143,7 @@ impl Reader<'_> {
         let mut out = String::new();
         loop {
             let start = self.i;
-            while let Some(&b) = self.s.get(self.i) {
+            while let Some(&b) = self.s().get(self.i) {
                 if b == b'"' || b == b'\\' || b < 0x20 {
                     break;
                 }
@@ -148,14 +151,14 @@ impl Reader<'_> {
             }
             // The run starts and stops at ASCII bytes (or the text's ends): whole characters.
             out.push_str(&self.text[start..self.i]);
-            match self.s.get(self.i) {
+            match self.s().get(self.i) {
                 Some(b'"') => {
                     self.i += 1;
                     return Ok(out);
                 }
                 Some(b'\\') => {
                     self.i += 1;
-                    let escape = *self.s.get(self.i).ok_or(Error)?;
+                    let escape = *self.s().get(self.i).ok_or(Error)?;
                     self.i += 1;
                     match escape {
                         b'"' => out.push('"'),
@@ -181,7 +184,7 @@ impl Reader<'_> {
     /// The character a `\uXXXX` escape starts: a high surrogate pairs with a following
     /// `\uXXXX` low one; an unpaired one is U+FFFD.
     fn code_point(&mut self, unit: u32) -> Result<char, Error> {
-        if (0xd800..0xdc00).contains(&unit) && self.s[self.i..].starts_with(b"\\u") {
+        if (0xd800..0xdc00).contains(&unit) && self.s()[self.i..].starts_with(b"\\u") {
             let mark = self.i;
             self.i += 2;
             let low = self.hex4()?;
@@ -204,7 +207,7 @@ impl Reader<'_> {
         self.i += 1;
         let mut items = Vec::new();
         self.ws();
-        if self.s.get(self.i) == Some(&b']') {
+        if self.s().get(self.i) == Some(&b']') {
             self.i += 1;
             return Ok(Value::List(items));
         }
@@ -212,7 +215,7 @@ impl Reader<'_> {
             self.ws();
             items.push(self.value(depth)?);
             self.ws();
-            match self.s.get(self.i) {
+            match self.s().get(self.i) {
                 Some(b',') => self.i += 1,
                 Some(b']') => {
                     self.i += 1;
@@ -230,18 +233,18 @@ impl Reader<'_> {
         self.i += 1;
         let mut items = MapBuilder::default();
         self.ws();
-        if self.s.get(self.i) == Some(&b'}') {
+        if self.s().get(self.i) == Some(&b'}') {
             self.i += 1;
             return Ok(Value::Map(Vec::new()));
         }
         loop {
             self.ws();
-            if self.s.get(self.i) != Some(&b'"') {
+            if self.s().get(self.i) != Some(&b'"') {
                 return Err(Error); // "Expecting property name enclosed in double quotes"
             }
             let key = self.string()?;
             self.ws();
-            if self.s.get(self.i) != Some(&b':') {
+            if self.s().get(self.i) != Some(&b':') {
                 return Err(Error);
             }
             self.i += 1;
@@ -249,7 +252,7 @@ impl Reader<'_> {
             let value = self.value(depth)?;
             items.insert(key, value); // a dict's: first place, last value
             self.ws();
-            match self.s.get(self.i) {
+            match self.s().get(self.i) {
                 Some(b',') => self.i += 1,
                 Some(b'}') => {
                     self.i += 1;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::json;
-use crate::value::{float_repr, Value};
+use crate::value::{write_float_repr, Value};
 
 pub const MAX_JSON_DEPTH: usize = 32; // deeper tool arguments and message parts are dropped
 pub const MAX_TOKENS: i64 = 1 << 31; // a token count beyond this is not a count
@@ -209,7 +209,7 @@ fn write_repr(value: &Value, out: &mut String) {
         Value::BigInt(digits) => out.push_str(digits),
         Value::Float(x) if x.is_nan() => out.push_str("nan"),
         Value::Float(x) if x.is_infinite() => out.push_str(if *x > 0.0 { "inf" } else { "-inf" }),
-        Value::Float(x) => out.push_str(&float_repr(*x)),
+        Value::Float(x) => write_float_repr(*x, out),
         Value::Str(s) => {
             let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
             out.push(quote);

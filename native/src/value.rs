@@ -153,7 +153,7 @@ fn write_json(value: &Value, out: &mut String, style: &Style) {
                 }
                 Value::BigInt(digits) => out.push_str(digits),
                 Value::Float(x) if style.not_finite_as_null => write_pydantic_float(*x, out),
-                Value::Float(x) => out.push_str(&json_float(*x)),
+                Value::Float(x) => write_json_float(*x, out),
                 Value::Str(s) => write_json_str(s, out),
                 Value::List(items) => {
                     out.push('[');
@@ -185,7 +185,7 @@ fn write_json(value: &Value, out: &mut String, style: &Style) {
 /// finite (its `ser_json_inf_nan` default).
 pub fn write_pydantic_float(x: f64, out: &mut String) {
     match x.is_finite() {
-        true => out.push_str(&float_repr(x)),
+        true => write_float_repr(x, out),
         false => out.push_str("null"),
     }
 }
@@ -247,19 +247,20 @@ fn needs_escape(word: u64) -> bool {
         != 0
 }
 
-fn json_float(x: f64) -> String {
+/// A float as json.dumps writes it: NaN and the infinities by name.
+fn write_json_float(x: f64, out: &mut String) {
     if x.is_nan() {
-        "NaN".into()
+        out.push_str("NaN");
     } else if x.is_infinite() {
-        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
+        out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
     } else {
-        float_repr(x)
+        write_float_repr(x, out);
     }
 }
 
-/// Python's `repr(x)` of a finite float: the shortest digits that read back as `x`, written
-/// positionally for exponents -4..16 ("0.0001", "1e+16", "1e-05", "3.0").
-pub fn float_repr(x: f64) -> String {
+/// Python's `repr(x)` of a finite float, onto `text`: the shortest digits that read back as `x`,
+/// written positionally for exponents -4..16 ("0.0001", "1e+16", "1e-05", "3.0").
+pub fn write_float_repr(x: f64, text: &mut String) {
     // Rust's `{:e}` gives the shortest round-trip digits: "1.5e-5", "-3e0". (Where 17 are needed,
     // its last may differ from Python's: 847 of 300,000 random floats; the same float either way.)
     let sci = format!("{x:e}");
@@ -270,7 +271,6 @@ pub fn float_repr(x: f64) -> String {
         None => ("", mantissa),
     };
     let (lead, rest) = mantissa.split_once('.').unwrap_or((mantissa, "")); // one digit, then more
-    let mut text = String::with_capacity(sci.len() + 22);
     text.push_str(sign);
     if (-4..16).contains(&exp) {
         if exp < 0 {
@@ -297,5 +297,4 @@ pub fn float_repr(x: f64) -> String {
         }
         let _ = write!(text, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
     }
-    text
 }
