@@ -5,6 +5,8 @@
 
 use std::fmt::Write;
 
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum Value {
     #[default]
@@ -26,7 +28,7 @@ pub enum Value {
 #[derive(Default)]
 pub struct MapBuilder {
     items: Vec<(String, Value)>,
-    index: Option<std::collections::HashMap<String, usize>>,
+    index: Option<HashMap<String, usize>>,
 }
 
 impl MapBuilder {
@@ -233,10 +235,11 @@ pub fn write_json_str(s: &str, out: &mut String) {
     out.push('"');
 }
 
-/// Whether any of the eight bytes of `word` is below 0x20, a quote or a backslash. Each test is
-/// the classic "has a zero byte" (x - 0x01..) & !x & 0x80..: exact about whether any byte
-/// matches, which is all that is asked.
-fn needs_escape(word: u64) -> bool {
+/// Whether any of the eight bytes of `word` is below 0x20, a quote or a backslash: a byte that
+/// ends a run of plain characters in JSON text, written or read. Each test is the classic "has a
+/// zero byte" (x - 0x01..) & !x & 0x80..: exact about whether any byte matches, which is all
+/// that is asked.
+pub(crate) fn needs_escape(word: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let below_space = word.wrapping_sub(ONES * 0x20) & !word;
