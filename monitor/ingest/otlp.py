@@ -301,17 +301,14 @@ class OtlpDecoder:
     def traces_native(self, body: bytes) -> Batch:
         """`traces(parse_traces(body, "proto"))` by the compiled decoder: the same batch."""
         try:
-            received, items, issues = self.native.traces(bytes(body))
+            received, facts, refused, issues = self.native.traces(bytes(body))
         except ValueError:
             raise PermanentError("malformed protobuf ExportTraceServiceRequest") from None
-        batch = Batch(received=received)
+        batch = Batch(facts=facts, received=received)
         for reason, count in issues:
             batch.issues[reason] += count
-        facts_out = batch.facts
-        for item in items:
-            if item.__class__ is SpanFacts:
-                facts_out.append(item)
-            elif len(item) == 2:
+        for item in refused:
+            if len(item) == 2:
                 _bad_id(batch, *item)
             elif len(item) == 3:
                 _wrong_tenant(batch, item[1], "spans", None if item[2] else "")

@@ -35,6 +35,7 @@ impl<'a> Reader<'a> {
         self.pos >= self.buf.len()
     }
 
+    #[inline(always)]
     fn varint_of(&mut self, max_bytes: usize) -> Result<u64> {
         // One byte: nearly every tag and length here.
         if let Some(&byte) = self.buf.get(self.pos) {
@@ -60,6 +61,7 @@ impl<'a> Reader<'a> {
     }
 
     /// (field number, wire type)
+    #[inline(always)]
     pub fn tag(&mut self) -> Result<(u32, u8)> {
         let tag = self.varint_of(5)?;
         if tag > u64::from(u32::MAX) || tag >> 3 == 0 {
@@ -68,6 +70,7 @@ impl<'a> Reader<'a> {
         Ok(((tag >> 3) as u32, (tag & 7) as u8))
     }
 
+    #[inline(always)]
     pub fn bytes(&mut self) -> Result<&'a [u8]> {
         let len = self.varint_of(5)?;
         if len > (self.buf.len() - self.pos) as u64 {
@@ -225,6 +228,7 @@ impl Kind {
 }
 
 /// Every field of every message in the request: what upb checks (UTF-8, nesting) depends on it.
+#[inline(always)]
 fn field(msg: Msg, number: u32) -> Option<Kind> {
     use Kind::*;
     Some(match (msg, number) {
@@ -324,6 +328,7 @@ pub fn fields(buf: &[u8]) -> Fields<'_> {
 impl<'a> Iterator for Fields<'a> {
     type Item = (u32, u8, Value<'a>);
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         let r = &mut self.reader;
         loop {
