@@ -225,7 +225,7 @@ impl Walk {
     /// A span's or an event's attributes (its KeyValues, in order), each key once, as a dict
     /// holds them.
     fn attributes(&mut self, key_values: &[&[u8]]) -> Vec<(String, value::Value)> {
-        let mut map = value::MapBuilder::default();
+        let mut map = value::MapBuilder::with_capacity(key_values.len());
         for kv in key_values {
             let (key, value) = key_value(kv);
             let value = self.value(value.as_slice(), 0);
@@ -375,7 +375,8 @@ impl TraceDecoder {
         let (mut status_code, mut status_message) = (0i32, "");
         // One pass over the span's fields; its attributes and events are read once its ids
         // have passed.
-        let (mut key_values, mut event_bufs): (Vec<&[u8]>, Vec<&[u8]>) = (Vec::new(), Vec::new());
+        let (mut key_values, mut event_bufs): (Vec<&[u8]>, Vec<&[u8]>) =
+            (Vec::with_capacity(16), Vec::new()); // most spans carry fewer than 16 attributes
         for (number, wire, v) in fields(buf) {
             match (number, wire, v) {
                 (9, LEN, Value::Len(kv)) => key_values.push(kv),
@@ -532,7 +533,12 @@ fn read<'py>(
         }),
         "indexed" => match &value {
             V::Map(items) => Some(V::List(
-                readers::indexed(items, name).into_iter().map(V::Map).collect(),
+                readers::indexed(items, name)
+                    .into_iter()
+                    .map(|group| {
+                        V::Map(group.into_iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+                    })
+                    .collect(),
             )),
             _ => None,
         },

@@ -274,11 +274,37 @@ fn printable(c: char) -> bool {
         | 0xe0020..=0xe007f | 0xf0000..)
 }
 
+/// A member of a map the rules read: a span attribute or a JSON object's member (owned), or one
+/// of `indexed`'s groups' (borrowed from the attributes, not copied).
+pub trait Entry {
+    fn key(&self) -> &str;
+    fn value(&self) -> &Value;
+}
+
+impl Entry for (String, Value) {
+    fn key(&self) -> &str {
+        &self.0
+    }
+    fn value(&self) -> &Value {
+        &self.1
+    }
+}
+
+impl Entry for (&str, &Value) {
+    fn key(&self) -> &str {
+        self.0
+    }
+    fn value(&self) -> &Value {
+        self.1
+    }
+}
+
 /// Unflatten `prefix.N.rest = v` keys into [{rest: v}, ...] ordered by N (N: 1 to 9 ASCII
 /// digits).
-pub fn indexed(attrs: &[(String, Value)], prefix: &str) -> Vec<Vec<(String, Value)>> {
-    let mut groups: BTreeMap<u32, Vec<(String, Value)>> = BTreeMap::new();
-    for (key, value) in attrs {
+pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, &'a Value)>> {
+    let mut groups: BTreeMap<u32, Vec<(&str, &Value)>> = BTreeMap::new();
+    for entry in attrs {
+        let (key, value) = (entry.key(), entry.value());
         let Some((index, rest)) = key.strip_prefix(prefix).and_then(|t| t.split_once('.')) else {
             continue;
         };
@@ -288,9 +314,9 @@ pub fn indexed(attrs: &[(String, Value)], prefix: &str) -> Vec<Vec<(String, Valu
             continue;
         }
         let group = groups.entry(index.parse().unwrap_or_default()).or_default();
-        match group.iter_mut().find(|(k, _)| k == rest) {
-            Some(slot) => slot.1 = value.clone(),
-            None => group.push((rest.to_string(), value.clone())),
+        match group.iter_mut().find(|(k, _)| *k == rest) {
+            Some(slot) => slot.1 = value,
+            None => group.push((rest, value)),
         }
     }
     groups.into_values().collect()

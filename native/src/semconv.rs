@@ -23,7 +23,7 @@
 
 use crate::readers::{
     float, indexed, int, json_value, maybe_json, metadata_id, py_str, string, text, tool_message,
-    Issues,
+    Entry, Issues,
 };
 use crate::value::Value;
 
@@ -136,8 +136,8 @@ fn first<T>(slot: &mut Option<T>, value: Option<T>) {
 // -- reading attributes as Python's dict does ----------------------------------------------
 
 /// `attrs.get(key)`: a value, or None where the key is absent or its value is null.
-fn get<'a>(attrs: &'a Attrs, key: &str) -> Option<&'a Value> {
-    attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v).filter(|v| **v != Value::Null)
+fn get<'a, E: Entry>(attrs: &'a [E], key: &str) -> Option<&'a Value> {
+    attrs.iter().find(|e| e.key() == key).map(Entry::value).filter(|v| **v != Value::Null)
 }
 
 fn has(attrs: &Attrs, key: &str) -> bool {
@@ -163,9 +163,9 @@ fn or<'a>(a: Option<&'a Value>, b: Option<&'a Value>) -> Option<&'a Value> {
 }
 
 /// `str(attrs.get(key, default))`.
-fn str_or(attrs: &Attrs, key: &str, default: &str) -> String {
-    match attrs.iter().find(|(k, _)| k == key) {
-        Some((_, v)) => py_str(v),
+fn str_or<E: Entry>(attrs: &[E], key: &str, default: &str) -> String {
+    match attrs.iter().find(|e| e.key() == key) {
+        Some(e) => py_str(e.value()),
         None => default.to_string(),
     }
 }
@@ -631,7 +631,7 @@ fn oi_documents(attrs: &Attrs, prefix: &str) -> Vec<Document> {
 }
 
 /// `document.id`; else the id LangChain's retrievers keep in the document's metadata.
-fn document_id(document: &Attrs) -> Option<String> {
+fn document_id(document: &[(&str, &Value)]) -> Option<String> {
     match get(document, "document.id") {
         Some(value) => Some(py_str(value)),
         None => {

@@ -32,6 +32,10 @@ pub struct MapBuilder {
 }
 
 impl MapBuilder {
+    pub fn with_capacity(capacity: usize) -> Self {
+        MapBuilder { items: Vec::with_capacity(capacity), index: None }
+    }
+
     pub fn insert(&mut self, key: String, value: Value) {
         if self.index.is_none() && self.items.len() >= 16 {
             let index = self.items.iter().enumerate().map(|(n, (k, _))| (k.clone(), n)).collect();
