@@ -2,6 +2,7 @@
 callgrind: a figure that does not move with the machine's other work, for comparing commits.
 
     python bench/instructions.py [--traces 4000] [--kept 0,1] [--native DIR]
+    python bench/instructions.py --sidecar [--traces 4000]
 
 bench/ingest.py's RAG trace mix, 20 traces a request, decoded (`TraceDecoder.traces`), added to
 the assembler and completed 2,000 traces a tick (`Assembler.add`, `Assembler.expire`, turns
@@ -13,6 +14,12 @@ of an earlier commit), for a side-by-side. Needs valgrind (`apt-get install valg
 takes about a minute a share. Timings on a shared machine move 10-30 % between runs; instruction
 counts are the same every run, though an instruction is not a fixed time (memory stalls,
 branches). Nothing is asserted.
+
+`--sidecar`: the whole sidecar process instead (`assistant-monitor run`, every thread: receivers,
+event loop, Python, the compiled calls), serving the mix through its gRPC receiver and then its
+HTTP one with nothing sampled, counted from the first request until every turn is completed, and
+the compiled calls' share of it: where a span's instructions go outside the compiled path.
+About three minutes a receiver.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -76,11 +84,61 @@ def count(traces: int, kept: float, native: Path | None) -> int:
         return int(collected.group(1))
 
 
+def sidecar(traces: int, receiver: str) -> tuple[int, int]:
+    """(instructions of the whole sidecar process, of them inside the compiled calls) while it
+    serves `traces` of the mix through `receiver` ("grpc", "http-protobuf"), nothing sampled."""
+    from ingest import free_port, make_requests, metric_sum, send, wait_ready
+
+    bodies = [r.SerializeToString() for r in make_requests(traces, 20)]
+    ports = {name: free_port() for name in ("grpc", "http", "admin")}
+    with tempfile.TemporaryDirectory() as tmp:
+        config, out = Path(tmp) / "bench.yaml", Path(tmp) / "callgrind.out"
+        config.write_text(
+            f"receivers:\n  grpc: {{endpoint: '127.0.0.1:{ports['grpc']}'}}\n"
+            f"  http: {{endpoint: '127.0.0.1:{ports['http']}'}}\n"
+            f"admin: {{endpoint: '127.0.0.1:{ports['admin']}', recent_turns: 100}}\n"
+            "assembly: {root_grace_s: 0, max_traces: 100000, max_spans: 1000000}\n"
+            "sampling: {default_rate: 0.0, always_keep: []}\n"
+            f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n"
+            "wal: {enabled: false}\nlog_level: WARNING\n")
+        # Counting starts off: the start-up (imports, the judge's model) is not the traffic's.
+        server = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
+             sys.executable, "-m", "monitor", "run", "--config", str(config)],
+            cwd=Path(__file__).resolve().parents[1], stderr=subprocess.PIPE, text=True)
+        try:
+            wait_ready(ports["admin"], 600)
+            subprocess.run(["callgrind_control", "--instr=on", str(server.pid)], check=True,
+                           capture_output=True)
+            send(receiver, ports, bodies)
+            metrics = f"http://127.0.0.1:{ports['admin']}/metrics"
+            while metric_sum(metrics, "assistant_turns_received_total") < traces:
+                time.sleep(0.5)  # the last turns completed by the assembly tick
+            subprocess.run(["callgrind_control", "--instr=off", str(server.pid)], check=True,
+                           capture_output=True)
+        finally:
+            server.terminate()
+            _, stderr = server.communicate(timeout=120)
+        collected = re.search(r"Collected : (\d+)", stderr)
+        if collected is None:
+            raise SystemExit(f"callgrind counted nothing:\n{stderr[-2000:]}")
+        annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)],
+                                   capture_output=True, text=True, check=True).stdout
+        compiled = {}
+        for line in annotated.splitlines():
+            found = re.match(r"\s*([\d,]+) .*::(__pymethod_\w+__) \[", line)
+            if found and found.group(2) in COMPILED_CALLS:
+                compiled.setdefault(found.group(2), int(found.group(1).replace(",", "")))
+        return int(collected.group(1)), sum(compiled.values())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=4000)
     parser.add_argument("--kept", default="0,1", help="shares of turns kept, e.g. 0,0.2,1")
     parser.add_argument("--native", type=Path, help="another build's compiled module's directory")
+    parser.add_argument("--sidecar", action="store_true",
+                        help="the whole sidecar process serving the mix through its receivers")
     parser.add_argument("--work", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.work:
@@ -88,6 +146,15 @@ def main() -> None:
         return
     if shutil.which("valgrind") is None:
         raise SystemExit("bench/instructions.py needs valgrind: apt-get install valgrind")
+    if args.sidecar:
+        spans = 5 * args.traces
+        print(f"{args.traces} traces, {spans} spans in requests of 20 traces, nothing sampled; "
+              "instructions per span of the whole sidecar process")
+        for receiver in ("grpc", "http-protobuf"):
+            total, compiled = sidecar(args.traces, receiver)
+            print(f"  {receiver:14} {total / spans:>8,.0f}, of them in the compiled calls "
+                  f"{compiled / spans:,.0f} ({compiled / total:.0%})")
+        return
     spans = 5 * args.traces  # the mix: 5 spans a trace
     builds: dict[str, Path | None] = {"this build": None}
     if args.native:
