@@ -10,7 +10,8 @@ composed and sampled, the kept ones' JSON written, the last 100 a tick recorded 
 once per `--kept` share (the sampler's rate: 0 keeps no turn, 1 every turn). Only instructions
 inside those three compiled calls are counted (valgrind's --toggle-collect), not Python's around
 them. `--native DIR`: the compiled module of another build (`pip install --target DIR ./native`
-of an earlier commit), for a side-by-side. Needs valgrind (`apt-get install valgrind`); a run
+of an earlier commit, 45b4efb or later: before it, `TraceDecoder.traces` answered in another
+shape), for a side-by-side. Needs valgrind (`apt-get install valgrind`); a run
 takes about a minute a share. Timings on a shared machine move 10-30 % between runs; instruction
 counts are the same every run, though an instruction is not a fixed time (memory stalls,
 branches). Nothing is asserted.
