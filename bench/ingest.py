@@ -439,6 +439,17 @@ def through_layer(layer: str, kind: str, bodies: list[bytes], spans: int) -> flo
         server.wait(timeout=30)
 
 
+def sidecar_config(ports: dict[str, int], directory: Path, rest: str) -> str:
+    """A benchmarked sidecar's configuration: its ports on loopback, its store in `directory`,
+    every turn completed at its root span, then `rest` (sampling, judging, the WAL)."""
+    return (f"receivers:\n  grpc: {{endpoint: '127.0.0.1:{ports['grpc']}'}}\n"
+            f"  http: {{endpoint: '127.0.0.1:{ports['http']}'}}\n"
+            f"admin: {{endpoint: '127.0.0.1:{ports['admin']}', recent_turns: 100}}\n"
+            "assembly: {root_grace_s: 0, max_traces: 100000, max_spans: 1000000}\n"
+            f"store: {{path: '{directory / 'store.db'}'}}\n"
+            "log_level: WARNING\n" + rest)
+
+
 def through_receiver(kind: str, bodies: list[bytes], spans: int, traces: int, wal: str,
                      decoder_kind: str) -> tuple[float, float, float]:
     """(spans per wall second, spans per sidecar CPU second, sidecar peak RSS MiB): CPU counted
@@ -446,16 +457,9 @@ def through_receiver(kind: str, bodies: list[bytes], spans: int, traces: int, wa
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "bench.yaml"
-        config.write_text(
-            f"receivers:\n  grpc: {{endpoint: '127.0.0.1:{ports['grpc']}'}}\n"
-            f"  http: {{endpoint: '127.0.0.1:{ports['http']}'}}\n"
-            f"admin: {{endpoint: '127.0.0.1:{ports['admin']}', recent_turns: 100}}\n"
-            "assembly: {root_grace_s: 0, max_traces: 100000, max_spans: 1000000}\n"
-            # Ingest only: no turn is sampled, so no judge runs (bench/pipeline.py has those).
-            "sampling: {default_rate: 0.0, always_keep: []}\n"
-            f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n"
-            f"wal: {WAL_MODES[wal]}\n"
-            "log_level: WARNING\n")
+        # Ingest only: no turn is sampled, so no judge runs (bench/pipeline.py has those).
+        config.write_text(sidecar_config(ports, Path(tmp), "sampling: {default_rate: 0.0, "
+                                         f"always_keep: []}}\nwal: {WAL_MODES[wal]}\n"))
         env = {**os.environ, DECODER_ENV: decoder_kind}
         sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
                                     str(config)], env=env)

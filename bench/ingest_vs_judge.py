@@ -54,6 +54,7 @@ from ingest import (  # noqa: E402
     raw_parse,
     send_grpc,
     send_http,
+    sidecar_config,
     wait_ready,
 )
 
@@ -113,15 +114,7 @@ def run(mode: str, passes: list[list[bytes]], spans: int, traces: int,
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "bench.yaml"
-        config.write_text(
-            f"receivers:\n  grpc: {{endpoint: '127.0.0.1:{ports['grpc']}'}}\n"
-            f"  http: {{endpoint: '127.0.0.1:{ports['http']}'}}\n"
-            f"admin: {{endpoint: '127.0.0.1:{ports['admin']}', recent_turns: 100}}\n"
-            "assembly: {root_grace_s: 0, max_traces: 100000, max_spans: 1000000}\n"
-            + modes[mode] +
-            f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n"
-            "wal: {enabled: false}\n"
-            "log_level: WARNING\n")
+        config.write_text(sidecar_config(ports, Path(tmp), modes[mode] + "wal: {enabled: false}\n"))
         sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
                                     str(config)], cwd=source)  # -m imports from cwd
         try:

@@ -88,20 +88,14 @@ def count(traces: int, kept: float, native: Path | None) -> int:
 def sidecar(traces: int, receiver: str) -> tuple[int, int]:
     """(instructions of the whole sidecar process, of them inside the compiled calls) while it
     serves `traces` of the mix through `receiver` ("grpc", "http-protobuf"), nothing sampled."""
-    from ingest import free_port, make_requests, metric_sum, send, wait_ready
+    from ingest import free_port, make_requests, metric_sum, send, sidecar_config, wait_ready
 
     bodies = [r.SerializeToString() for r in make_requests(traces, 20)]
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     with tempfile.TemporaryDirectory() as tmp:
         config, out = Path(tmp) / "bench.yaml", Path(tmp) / "callgrind.out"
-        config.write_text(
-            f"receivers:\n  grpc: {{endpoint: '127.0.0.1:{ports['grpc']}'}}\n"
-            f"  http: {{endpoint: '127.0.0.1:{ports['http']}'}}\n"
-            f"admin: {{endpoint: '127.0.0.1:{ports['admin']}', recent_turns: 100}}\n"
-            "assembly: {root_grace_s: 0, max_traces: 100000, max_spans: 1000000}\n"
-            "sampling: {default_rate: 0.0, always_keep: []}\n"
-            f"store: {{path: '{Path(tmp) / 'store.db'}'}}\n"
-            "wal: {enabled: false}\nlog_level: WARNING\n")
+        config.write_text(sidecar_config(ports, Path(tmp), "sampling: {default_rate: 0.0, "
+                                         "always_keep: []}\nwal: {enabled: false}\n"))
         # Counting starts off: the start-up (imports, the judge's model) is not the traffic's.
         server = subprocess.Popen(
             ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
