@@ -32,7 +32,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -79,16 +78,21 @@ def count(traces: int, kept: float, native: Path | None) -> int:
              *(f"--toggle-collect=*{call}*" for call in COMPILED_CALLS),
              sys.executable, __file__, "--work", str(traces), str(kept)],
             env=env, capture_output=True, text=True, check=True)
-        collected = re.search(r"Collected : (\d+)", run.stderr)
-        if collected is None:
-            raise SystemExit(f"callgrind counted nothing:\n{run.stderr[-2000:]}")
-        return int(collected.group(1))
+        return collected(run.stderr)
+
+
+def collected(stderr: str) -> int:
+    """The instructions callgrind says it counted."""
+    found = re.search(r"Collected : (\d+)", stderr)
+    if found is None:
+        raise SystemExit(f"callgrind counted nothing:\n{stderr[-2000:]}")
+    return int(found.group(1))
 
 
 def sidecar(traces: int, receiver: str) -> tuple[int, int]:
     """(instructions of the whole sidecar process, of them inside the compiled calls) while it
     serves `traces` of the mix through `receiver` ("grpc", "http-protobuf"), nothing sampled."""
-    from ingest import free_port, make_requests, metric_sum, send, sidecar_config, wait_ready
+    from ingest import free_port, make_requests, send, sidecar_config, wait_metric, wait_ready
 
     bodies = [r.SerializeToString() for r in make_requests(traces, 20)]
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
@@ -106,17 +110,14 @@ def sidecar(traces: int, receiver: str) -> tuple[int, int]:
             subprocess.run(["callgrind_control", "--instr=on", str(server.pid)], check=True,
                            capture_output=True)
             send(receiver, ports, bodies)
-            metrics = f"http://127.0.0.1:{ports['admin']}/metrics"
-            while metric_sum(metrics, "assistant_turns_received_total") < traces:
-                time.sleep(0.5)  # the last turns completed by the assembly tick
+            wait_metric(f"http://127.0.0.1:{ports['admin']}/metrics",
+                        "assistant_turns_received_total", traces)  # the last turns completed
             subprocess.run(["callgrind_control", "--instr=off", str(server.pid)], check=True,
                            capture_output=True)
         finally:
             server.terminate()
             _, stderr = server.communicate(timeout=120)
-        collected = re.search(r"Collected : (\d+)", stderr)
-        if collected is None:
-            raise SystemExit(f"callgrind counted nothing:\n{stderr[-2000:]}")
+        total = collected(stderr)
         annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)],
                                    capture_output=True, text=True, check=True).stdout
         compiled = {}
@@ -124,7 +125,7 @@ def sidecar(traces: int, receiver: str) -> tuple[int, int]:
             found = re.match(r"\s*([\d,]+) .*::(__pymethod_\w+__) \[", line)
             if found and found.group(2) in COMPILED_CALLS:
                 compiled.setdefault(found.group(2), int(found.group(1).replace(",", "")))
-        return int(collected.group(1)), sum(compiled.values())
+        return total, sum(compiled.values())
 
 
 def main() -> None:

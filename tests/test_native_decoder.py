@@ -150,6 +150,10 @@ WIRE_CASES = {
         5, ld(1, ld(1, b"a"))) + ld(1, b"s") + ld(5, ld(1, ld(1, b"b"))) + ld(5, ld(1, ld(1, b"c"))))))),
     "key and value given twice": request(span(ld(9, ld(1, b"x") + ld(2, ld(1, b"v")) + ld(1, b"y")
                                                 + ld(2, tag(3, 0) + b"\x07")))),
+    "value given three times (merged in order)": request(span(ld(9, ld(1, b"assistant.question")
+                                                               + ld(2, ld(1, b"v"))
+                                                               + ld(2, ld(5, ld(1, ld(1, b"a"))))
+                                                               + ld(2, ld(5, ld(1, ld(1, b"b"))))))),
     "duplicate keys: the last wins": request(span(ld(9, kv("k", ld(1, b"1"))), ld(9, kv("k", ld(1, b"2"))))),
     "multibyte strings cut by characters": request(span(ld(9, kv("assistant.question",
                                                                ld(1, "é€😀".encode() * 9))))),

@@ -6,11 +6,6 @@
 
 use std::collections::VecDeque;
 
-// Seeded per map, as hashbrown's default: std's SipHash was a tenth of assembly's tick, most of
-// it hashing documents' contents to drop the repeated ones.
-type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
-type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
-
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PySet, PyString};
@@ -20,6 +15,7 @@ use crate::readers;
 use crate::sample::{Traits, TurnSampler};
 use crate::semconv::{Document, Feedback, Message, ToolCall};
 use crate::value::{write_json_str, write_pydantic_float, Value};
+use crate::{HashMap, HashSet};
 
 struct Pending {
     seq: u64, // its place in `order`

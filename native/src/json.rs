@@ -160,12 +160,8 @@ impl<'a> Reader<'a> {
         self.i += 1; // the opening quote
         let start = self.i;
         self.run();
-        // The run starts and stops at ASCII bytes (or the text's ends): whole characters.
-        if self.s().get(self.i) == Some(&b'"') {
-            // No escape: nearly every string, copied once at its size.
-            self.i += 1;
-            return Ok(self.text[start..self.i - 1].to_string());
-        }
+        // A run starts and stops at ASCII bytes (or the text's ends): whole characters. A string
+        // with no escape, nearly every one, is this one copy, made at its size.
         let mut out = self.text[start..self.i].to_string();
         loop {
             match self.s().get(self.i) {

@@ -25,6 +25,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 
+// The crate's hash maps (assembly's, a big JSON object's key index) are seeded per map, as
+// hashbrown's default: std's SipHash was a tenth of assembly's tick, most of it hashing
+// documents' contents to drop the repeated ones.
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
 // Decoding a span makes many small strings and vectors, freed together with its turn: mimalloc
 // (as pydantic-core and polars use) takes 10-15 % off decoding and assembly.
 #[global_allocator]

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+use crate::HashMap;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum Value {
