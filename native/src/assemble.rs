@@ -563,13 +563,13 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
             }
             if let Some((content, _)) = answer {  // as the tool returned it
                 let mut uncounted = readers::Issues::default();
-                call.result = readers::maybe_json(Some(&Value::Str(content.to_string())), &mut uncounted)
-                    .unwrap_or_default();
+                call.result = readers::maybe_json(Some(&Value::Str(content.into())), &mut uncounted)
+                    .map_or(Value::Null, Value::into_owned);
             }
             continue;
         }
         let mut call = requested.clone();
-        call.result = answer.map_or(Value::Null, |(c, _)| Value::Str(c.to_string()));
+        call.result = answer.map_or(Value::Null, |(c, _)| Value::Str(c.to_string().into()));
         sources.set(key, request_span, "requested_call");
         if let Some(id) = call.call_id.as_ref().filter(|id| !id.is_empty()) {
             by_id.insert(id.clone(), calls.len());

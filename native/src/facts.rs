@@ -334,7 +334,7 @@ fn opt_messages_py<'py>(py: Python<'py>, messages: &Option<Vec<Message>>) -> PyR
 fn opt_string(obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
     Ok(match from_py(obj)? {
         Value::Null => None,
-        Value::Str(s) => Some(s),
+        Value::Str(s) => Some(s.into_owned()),
         other => Some(crate::readers::py_str(&other)),
     })
 }

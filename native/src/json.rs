@@ -6,6 +6,8 @@
 //! U+FFFD and is reported, where Python keeps a string that UTF-8 cannot encode; and nesting
 //! deeper than MAX_DEPTH is an error, where Python's limit is its recursion limit (about 1,000).
 
+use std::borrow::Cow;
+
 use crate::value::{needs_escape, MapBuilder, Value};
 
 pub const MAX_DEPTH: usize = 1000;
@@ -14,13 +16,13 @@ const PYTHON_INT_DIGITS: usize = 4300;
 #[derive(Debug, PartialEq)]
 pub struct Error;
 
-pub struct Parsed {
-    pub value: Value,
+pub struct Parsed<'a> {
+    pub value: Value<'a>,
     /// Some unpaired surrogate escape was read as U+FFFD.
     pub mended: bool,
 }
 
-pub fn parse(text: &str) -> Result<Parsed, Error> {
+pub fn parse(text: &str) -> Result<Parsed<'_>, Error> {
     let mut reader = Reader { text, i: 0, mended: false };
     reader.ws();
     let value = reader.value(0)?;
@@ -57,7 +59,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, Error> {
+    fn value(&mut self, depth: usize) -> Result<Value<'a>, Error> {
         match self.s().get(self.i) {
             Some(b'"') => Ok(Value::Str(self.string()?)),
             Some(b'{') => self.object(depth + 1),
@@ -84,7 +86,7 @@ impl<'a> Reader<'a> {
         self.i - start
     }
 
-    fn number(&mut self) -> Result<Value, Error> {
+    fn number(&mut self) -> Result<Value<'a>, Error> {
         let start = self.i;
         if self.s()[self.i] == b'-' {
             self.i += 1;
@@ -156,18 +158,22 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn string(&mut self) -> Result<String, Error> {
+    fn string(&mut self) -> Result<Cow<'a, str>, Error> {
         self.i += 1; // the opening quote
         let start = self.i;
         self.run();
         // A run starts and stops at ASCII bytes (or the text's ends): whole characters. A string
-        // with no escape, nearly every one, is this one copy, made at its size.
+        // with no escape, nearly every one, is borrowed from the text, not copied.
+        if self.s().get(self.i) == Some(&b'"') {
+            self.i += 1;
+            return Ok(Cow::Borrowed(&self.text[start..self.i - 1]));
+        }
         let mut out = self.text[start..self.i].to_string();
         loop {
             match self.s().get(self.i) {
                 Some(b'"') => {
                     self.i += 1;
-                    return Ok(out);
+                    return Ok(Cow::Owned(out));
                 }
                 Some(b'\\') => {
                     self.i += 1;
@@ -216,7 +222,7 @@ impl<'a> Reader<'a> {
         }))
     }
 
-    fn array(&mut self, depth: usize) -> Result<Value, Error> {
+    fn array(&mut self, depth: usize) -> Result<Value<'a>, Error> {
         if depth > MAX_DEPTH {
             return Err(Error);
         }
@@ -242,7 +248,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value, Error> {
+    fn object(&mut self, depth: usize) -> Result<Value<'a>, Error> {
         if depth > MAX_DEPTH {
             return Err(Error);
         }

@@ -21,6 +21,8 @@ mod semconv;
 mod value;
 mod wire;
 
+use std::borrow::Cow;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
@@ -179,7 +181,7 @@ struct Walk {
 impl Walk {
     /// One AnyValue: strings cut at max_len characters, arrays and kvlists below max_depth
     /// (null beyond), bytes as base64 text. Counts what it cut or dropped.
-    fn value(&mut self, pieces: &[&[u8]], depth: usize) -> value::Value {
+    fn value<'a>(&mut self, pieces: &[&'a [u8]], depth: usize) -> value::Value<'a> {
         use value::Value as V;
         match any_value(pieces) {
             Any::Unset => V::Null,
@@ -187,16 +189,16 @@ impl Walk {
                 if s.len() > self.max_len {
                     if let Some((cut, _)) = s.char_indices().nth(self.max_len) {
                         self.truncated += 1;
-                        return V::Str(s[..cut].to_string());
+                        return V::Str(Cow::Borrowed(&s[..cut]));
                     }
                 }
-                V::Str(s.to_string())
+                V::Str(Cow::Borrowed(s))
             }
             Any::Bool(b) => V::Bool(b),
             Any::Int(n) => V::Int(n),
             Any::StrIndex(n) => V::Int(n.into()),
             Any::Double(x) => V::Float(x),
-            Any::Bytes(b) => V::Str(base64(b)),
+            Any::Bytes(b) => V::Str(Cow::Owned(base64(b))),
             Any::Array(_) | Any::KvList(_) if depth >= self.max_depth => {
                 self.too_deep += 1;
                 V::Null
@@ -219,7 +221,7 @@ impl Walk {
                         if let (1, LEN, Value::Len(kv)) = (number, wire, v) {
                             let (key, value) = key_value(kv);
                             let value = self.value(value.as_slice(), depth + 1);
-                            map.insert(key.to_string(), value);
+                            map.insert(Cow::Borrowed(key), value);
                         }
                     }
                 }
@@ -230,12 +232,12 @@ impl Walk {
 
     /// A span's or an event's attributes (its KeyValues, in order), each key once, as a dict
     /// holds them.
-    fn attributes(&mut self, key_values: &[&[u8]]) -> Vec<(String, value::Value)> {
+    fn attributes<'a>(&mut self, key_values: &[&'a [u8]]) -> Vec<(Cow<'a, str>, value::Value<'a>)> {
         let mut map = value::MapBuilder::with_capacity(key_values.len());
         for kv in key_values {
             let (key, value) = key_value(kv);
             let value = self.value(value.as_slice(), 0);
-            map.insert(key.to_string(), value);
+            map.insert(Cow::Borrowed(key), value);
         }
         map.finish()
     }
@@ -482,14 +484,14 @@ pub(crate) fn to_py<'py>(py: Python<'py>, value: &value::Value) -> PyResult<Boun
 
 /// A Python value as the rules read it: a string with an unpaired surrogate is mended (U+FFFD),
 /// a value of another type is read as its `str`.
-pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<value::Value> {
+pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<value::Value<'static>> {
     use value::Value as V;
     Ok(if obj.is_none() {
         V::Null
     } else if let Ok(b) = obj.downcast_exact::<PyBool>() {
         V::Bool(b.is_true())
     } else if let Ok(s) = obj.downcast::<PyString>() {
-        V::Str(s.to_string_lossy().into_owned())
+        V::Str(s.to_string_lossy().into_owned().into())
     } else if obj.is_instance_of::<pyo3::types::PyInt>() {
         match obj.extract::<i64>() {
             Ok(n) => V::Int(n),
@@ -504,11 +506,11 @@ pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<value::Value> {
     } else if let Ok(dict) = obj.downcast::<PyDict>() {
         let mut items = Vec::with_capacity(dict.len());
         for (key, item) in dict.iter() {
-            items.push((key.str()?.to_string_lossy().into_owned(), from_py(&item)?));
+            items.push((key.str()?.to_string_lossy().into_owned().into(), from_py(&item)?));
         }
         V::Map(items)
     } else {
-        V::Str(obj.str()?.to_string_lossy().into_owned())
+        V::Str(obj.str()?.to_string_lossy().into_owned().into())
     })
 }
 
@@ -527,22 +529,22 @@ fn read<'py>(
     let mut issues = readers::Issues::default();
     let answer: Option<V> = match reader {
         "json" => readers::json_value(arg, &mut issues, name),
-        "text" => readers::text(arg).map(V::Str),
+        "text" => readers::text(arg).map(|t| V::Str(t.into())),
         "maybe_json" => readers::maybe_json(arg, &mut issues),
         "float" => readers::float(arg).map(V::Float),
         "int" => Some(V::Int(readers::int(arg, &mut issues))),
-        "str" => readers::string(arg, &mut issues, name).map(V::Str),
-        "py_str" => Some(V::Str(readers::py_str(&value))),
-        "metadata_id" => readers::metadata_id(arg).map(V::Str),
+        "str" => readers::string(arg, &mut issues, name).map(|t| V::Str(t.into())),
+        "py_str" => Some(V::Str(readers::py_str(&value).into())),
+        "metadata_id" => readers::metadata_id(arg).map(|t| V::Str(t.into())),
         "tool_message" => readers::tool_message(arg).map(|(content, error)| {
-            V::List(vec![content.unwrap_or(V::Null), error.map_or(V::Null, V::Str)])
+            V::List(vec![content.unwrap_or(V::Null), error.map_or(V::Null, |e| V::Str(e.into()))])
         }),
         "indexed" => match &value {
             V::Map(items) => Some(V::List(
                 readers::indexed(items, name)
                     .into_iter()
                     .map(|group| {
-                        V::Map(group.into_iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+                        V::Map(group.into_iter().map(|(k, v)| (k.into(), v.clone())).collect())
                     })
                     .collect(),
             )),
@@ -561,14 +563,14 @@ fn guarded<T>(rules: impl FnOnce() -> T) -> PyResult<T> {
     })
 }
 
-fn attrs_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(String, value::Value)>> {
+fn attrs_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(Cow<'static, str>, value::Value<'static>)>> {
     match from_py(obj)? {
         value::Value::Map(items) => Ok(items),
         _ => Ok(Vec::new()),
     }
 }
 
-fn events_from_py(events: &Bound<'_, PyAny>) -> PyResult<Vec<semconv::Event>> {
+fn events_from_py(events: &Bound<'_, PyAny>) -> PyResult<Vec<semconv::Event<'static>>> {
     let mut out = Vec::new();
     for event in events.try_iter()? {
         let (name, attrs): (Bound<'_, PyAny>, Bound<'_, PyAny>) = event?.extract()?;

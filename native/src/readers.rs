@@ -4,6 +4,7 @@
 //! belongs, Infinity as a token count, JSON nested thousands deep) is coerced or dropped here and
 //! counted in `Issues`, never met later in assembly or judging.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -30,7 +31,7 @@ fn too_deep(value: &Value) -> bool {
     value.depth() > MAX_JSON_DEPTH
 }
 
-fn loads(text: &str, issues: &mut Issues) -> Option<Value> {
+fn loads<'a>(text: &'a str, issues: &mut Issues) -> Option<Value<'a>> {
     let parsed = json::parse(text).ok()?;
     if parsed.mended {
         issues.add("lone_surrogate");
@@ -40,7 +41,7 @@ fn loads(text: &str, issues: &mut Issues) -> Option<Value> {
 
 /// A JSON-encoded attribute decoded; structured values pass through; garbage counted as
 /// `reason`, values nested too deep as `value_too_deep`.
-pub fn json_value(value: Option<&Value>, issues: &mut Issues, reason: &str) -> Option<Value> {
+pub fn json_value<'a>(value: Option<&'a Value<'a>>, issues: &mut Issues, reason: &str) -> Option<Value<'a>> {
     let decoded = match value? {
         Value::Str(text) => match loads(text, issues) {
             Some(decoded) => decoded,
@@ -70,7 +71,7 @@ pub fn text(value: Option<&Value>) -> Option<String> {
 fn text_at(value: &Value, depth: usize) -> Option<String> {
     match value {
         Value::Null => None,
-        Value::Str(s) => Some(s.clone()),
+        Value::Str(s) => Some(s.to_string()),
         Value::List(items) if depth < MAX_JSON_DEPTH => {
             let texts: Vec<String> = items
                 .iter()
@@ -92,7 +93,7 @@ fn text_at(value: &Value, depth: usize) -> Option<String> {
 /// Tool arguments and results: the decoded value when they are JSON, else the value as given;
 /// nested deeper than MAX_JSON_DEPTH: counted, and kept as the text it was (dropped if it
 /// was not text). A non-finite number is no value.
-pub fn maybe_json(value: Option<&Value>, issues: &mut Issues) -> Option<Value> {
+pub fn maybe_json<'a>(value: Option<&'a Value<'a>>, issues: &mut Issues) -> Option<Value<'a>> {
     match value? {
         Value::Str(text) => match loads(text, issues) {
             None => Some(Value::Str(text.clone())),
@@ -170,7 +171,7 @@ fn scalar(value: &Value) -> bool {
 pub fn string(value: Option<&Value>, issues: &mut Issues, name: &str) -> Option<String> {
     match value? {
         Value::Null => None,
-        Value::Str(s) => Some(s.clone()),
+        Value::Str(s) => Some(s.to_string()),
         v if scalar(v) => {
             issues.add(&format!("{name}_coerced"));
             Some(py_str(v))
@@ -185,7 +186,7 @@ pub fn string(value: Option<&Value>, issues: &mut Issues, name: &str) -> Option<
 /// Python's `str(x)`.
 pub fn py_str(value: &Value) -> String {
     match value {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         other => py_repr(other),
     }
 }
@@ -278,30 +279,30 @@ fn printable(c: char) -> bool {
 /// of `indexed`'s groups' (borrowed from the attributes, not copied).
 pub trait Entry {
     fn key(&self) -> &str;
-    fn value(&self) -> &Value;
+    fn value(&self) -> &Value<'_>;
 }
 
-impl Entry for (String, Value) {
+impl Entry for (Cow<'_, str>, Value<'_>) {
     fn key(&self) -> &str {
         &self.0
     }
-    fn value(&self) -> &Value {
+    fn value(&self) -> &Value<'_> {
         &self.1
     }
 }
 
-impl Entry for (&str, &Value) {
+impl Entry for (&str, &Value<'_>) {
     fn key(&self) -> &str {
         self.0
     }
-    fn value(&self) -> &Value {
+    fn value(&self) -> &Value<'_> {
         self.1
     }
 }
 
 /// Unflatten `prefix.N.rest = v` keys into [{rest: v}, ...] ordered by N (N: 1 to 9 ASCII
 /// digits).
-pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, &'a Value)>> {
+pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, &'a Value<'a>)>> {
     let mut groups: BTreeMap<u32, Vec<(&str, &Value)>> = BTreeMap::new();
     for entry in attrs {
         let (key, value) = (entry.key(), entry.value());
@@ -335,7 +336,7 @@ pub fn metadata_id(metadata: Option<&Value>) -> Option<String> {
 /// ({"type": "tool", "data": {...}} or {"lc": 1, "id": [..., "ToolMessage"], "kwargs": {...}}):
 /// its content, and the error when its status says the tool failed. A failure the tool handled
 /// leaves the span's own status OK, so this is the only sign of it. None: not a tool message.
-pub fn tool_message(value: Option<&Value>) -> Option<(Option<Value>, Option<String>)> {
+pub fn tool_message<'a>(value: Option<&'a Value<'a>>) -> Option<(Option<Value<'a>>, Option<String>)> {
     let mut value = value?;
     let Value::Map(items) = value else { return None };
     // A LangChain callback's payload: {"output": ..., "kwargs"?: ...}

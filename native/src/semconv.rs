@@ -25,12 +25,14 @@ use crate::readers::{
     float, indexed, int, json_value, maybe_json, metadata_id, py_str, string, text, tool_message,
     Entry, Issues,
 };
+use std::borrow::Cow;
+
 use crate::value::Value;
 
 /// A span's attributes, or an event's, or a JSON object: keys in order, each once.
-pub type Attrs = [(String, Value)];
+pub type Attrs<'a> = [(Cow<'a, str>, Value<'a>)];
 /// (event name, its attributes or body)
-pub type Event = (String, Vec<(String, Value)>);
+pub type Event<'a> = (String, Vec<(Cow<'a, str>, Value<'a>)>);
 
 /// Span events the rules read (the decoders pass on only these).
 pub const EVENT_PREFIXES: [&str; 2] = ["gen_ai.", "db.query.result"];
@@ -38,8 +40,8 @@ pub const EVENT_PREFIXES: [&str; 2] = ["gen_ai.", "db.query.result"];
 #[derive(Debug, Default, Clone)]
 pub struct ToolCall {
     pub name: String,
-    pub arguments: Value, // Null: none given
-    pub result: Value,
+    pub arguments: Value<'static>, // Null: none given; owned: kept after the body is gone
+    pub result: Value<'static>,
     pub error: Option<String>,
     pub call_id: Option<String>,
 }
@@ -136,7 +138,7 @@ fn first<T>(slot: &mut Option<T>, value: Option<T>) {
 // -- reading attributes as Python's dict does ----------------------------------------------
 
 /// `attrs.get(key)`: a value, or None where the key is absent or its value is null.
-fn get<'a, E: Entry>(attrs: &'a [E], key: &str) -> Option<&'a Value> {
+fn get<'a, E: Entry>(attrs: &'a [E], key: &str) -> Option<&'a Value<'a>> {
     attrs.iter().find(|e| e.key() == key).map(Entry::value).filter(|v| **v != Value::Null)
 }
 
@@ -145,7 +147,7 @@ fn has(attrs: &Attrs, key: &str) -> bool {
 }
 
 /// `attrs.get(key, default)`: the default only where the key is absent.
-fn get_or<'a>(attrs: &'a Attrs, key: &str, default: Option<&'a Value>) -> Option<&'a Value> {
+fn get_or<'a>(attrs: &'a Attrs<'a>, key: &str, default: Option<&'a Value<'a>>) -> Option<&'a Value<'a>> {
     match attrs.iter().find(|(k, _)| k == key) {
         Some((_, Value::Null)) => None,
         Some((_, v)) => Some(v),
@@ -154,7 +156,7 @@ fn get_or<'a>(attrs: &'a Attrs, key: &str, default: Option<&'a Value>) -> Option
 }
 
 /// `a or b`.
-fn or<'a>(a: Option<&'a Value>, b: Option<&'a Value>) -> Option<&'a Value> {
+fn or<'a>(a: Option<&'a Value<'a>>, b: Option<&'a Value<'a>>) -> Option<&'a Value<'a>> {
     if a.is_some_and(Value::truthy) {
         a
     } else {
@@ -170,15 +172,15 @@ fn str_or<E: Entry>(attrs: &[E], key: &str, default: &str) -> String {
     }
 }
 
-fn map_of(value: &Value) -> Option<&Attrs> {
+fn map_of<'a>(value: &'a Value<'a>) -> Option<&'a Attrs<'a>> {
     match value {
         Value::Map(items) => Some(items),
         _ => None,
     }
 }
 
-fn str_value(s: &str) -> Value {
-    Value::Str(s.to_string())
+fn str_value(s: &str) -> Value<'static> {
+    Value::Str(Cow::Owned(s.to_string()))
 }
 
 // -- the rules -------------------------------------------------------------------------------
@@ -253,7 +255,7 @@ fn map_assistant(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool 
                         let name = get(c, "name").filter(|n| n.truthy())?;
                         Some(ToolCall {
                             name: py_str(name),
-                            arguments: get(c, "arguments").cloned().unwrap_or(Value::Null),
+                            arguments: get(c, "arguments").map_or(Value::Null, |a| a.clone().into_owned()),
                             ..Default::default()
                         })
                     })
@@ -307,7 +309,7 @@ fn genai_tool_call(part: &Attrs, issues: &mut Issues) -> Option<ToolCall> {
     let name = name.filter(|n| n.truthy())?;
     Some(ToolCall {
         name: py_str(name),
-        arguments: maybe_json(arguments, issues).unwrap_or(Value::Null),
+        arguments: maybe_json(arguments, issues).map_or(Value::Null, Value::into_owned),
         call_id: string(get(part, "id"), issues, "tool_call_id"),
         ..Default::default()
     })
@@ -384,7 +386,7 @@ fn genai_documents(raw: &Value, issues: &mut Issues) -> Vec<Document> {
                     score: float(get(item, "score")),
                 })
             }
-            Value::Str(s) => Some(Document { content: Some(s.clone()), ..Default::default() }),
+            Value::Str(s) => Some(Document { content: Some(s.to_string()), ..Default::default() }),
             _ => None,
         })
         .collect()
@@ -443,12 +445,12 @@ fn map_genai(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
         let call_id = string(get(attrs, "gen_ai.tool.call.id"), issues, "tool_call_id");
         // A framework's serialised tool message: its content, and its error.
         let (result, error) = match tool_message(Some(&result)) {
-            Some((content, error)) => (content.unwrap_or(Value::Null), error),
-            None => (result, None),
+            Some((content, error)) => (content.map_or(Value::Null, Value::into_owned), error),
+            None => (result.into_owned(), None),
         };
         first(&mut facts.tool, Some(ToolCall {
             name: py_str(tool_name),
-            arguments: arguments.unwrap_or(Value::Null),
+            arguments: arguments.map_or(Value::Null, Value::into_owned),
             result,
             error,
             call_id,
@@ -575,7 +577,7 @@ fn oi_messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<M
                     name: py_str(name),
                     call_id: string(get(&call, "tool_call.id"), issues, "tool_call_id"),
                     arguments: maybe_json(get(&call, "tool_call.function.arguments"), issues)
-                        .unwrap_or(Value::Null),
+                        .map_or(Value::Null, Value::into_owned),
                     ..Default::default()
                 });
             }
@@ -683,8 +685,8 @@ fn map_openinference(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> b
                     let error = tool_message(Some(&result)).and_then(|(_, error)| error);
                     let call = ToolCall {
                         name: py_str(name),
-                        arguments: maybe_json(arguments, issues).unwrap_or(Value::Null),
-                        result,
+                        arguments: maybe_json(arguments, issues).map_or(Value::Null, Value::into_owned),
+                        result: result.into_owned(),
                         error,
                         call_id: string(get(attrs, "tool_call.id"), issues, "tool_call_id"),
                     };
@@ -737,7 +739,7 @@ fn ll_messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<M
                 message.tool_calls.push(ToolCall {
                     name: py_str(name),
                     call_id: string(get(&call, "id"), issues, "tool_call_id"),
-                    arguments: maybe_json(get(&call, "arguments"), issues).unwrap_or(Value::Null),
+                    arguments: maybe_json(get(&call, "arguments"), issues).map_or(Value::Null, Value::into_owned),
                     ..Default::default()
                 });
             }
@@ -746,7 +748,7 @@ fn ll_messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<M
             message.tool_calls.push(ToolCall {
                 name: py_str(name),
                 arguments: maybe_json(get(group, "function_call.arguments"), issues)
-                    .unwrap_or(Value::Null),
+                    .map_or(Value::Null, Value::into_owned),
                 ..Default::default()
             });
         }
@@ -762,17 +764,17 @@ const LANGCHAIN_PAYLOAD: [&str; 8] =
 
 /// traceloop.entity.input/output: JSON, often {"args": [...], "kwargs": {...}}, or a LangChain
 /// callback's payload (its value: the chain's inputs, the retriever's query, the tool's).
-fn entity_payload(raw: Option<&Value>, issues: &mut Issues) -> Value {
+fn entity_payload(raw: Option<&Value>, issues: &mut Issues) -> Value<'static> {
     let Some(data) = raw.and_then(|r| json_value(Some(r), issues, "malformed_entity")) else {
         return Value::Null;
     };
-    let Value::Map(items) = &data else { return data };
-    let keys_within = |allowed: &[&str]| items.iter().all(|(k, _)| allowed.contains(&k.as_str()));
+    let Value::Map(items) = &data else { return data.into_owned() };
+    let keys_within = |allowed: &[&str]| items.iter().all(|(k, _)| allowed.contains(&k.as_ref()));
     if has(items, "kwargs") && keys_within(&LANGCHAIN_PAYLOAD) {
         let key = ["inputs", "query", "outputs", "output", "input_str"].into_iter()
             .find(|k| has(items, k));
         if let Some(key) = key {
-            return data.get(key).cloned().unwrap_or(Value::Null);
+            return data.get(key).map_or(Value::Null, |v| v.clone().into_owned());
         }
     }
     if keys_within(&["args", "kwargs"]) {
@@ -780,16 +782,16 @@ fn entity_payload(raw: Option<&Value>, issues: &mut Issues) -> Value {
         let kwargs = or(get(items, "kwargs"), None).cloned().unwrap_or(Value::Map(Vec::new()));
         let (Value::List(args), Value::Map(kwargs)) = (args, kwargs) else {
             issues.add("malformed_entity");
-            return data;
+            return data.into_owned();
         };
         if args.is_empty() {
-            return Value::Map(kwargs);
+            return Value::Map(kwargs).into_owned();
         }
         if args.len() == 1 && kwargs.is_empty() {
-            return args.into_iter().next().unwrap_or(Value::Null);
+            return args.into_iter().next().map_or(Value::Null, Value::into_owned);
         }
     }
-    data
+    data.into_owned()
 }
 
 /// `prefix + "0.role"` or `prefix + "0.content"` is a key (no key built: this runs on every span).
@@ -843,7 +845,7 @@ fn map_openllmetry(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> boo
             let message = tool_message(Some(&entity_output));
             let call_id = string(get(attrs, "gen_ai.tool.call.id"), issues, "tool_call_id");
             let (result, error) = match message {
-                Some((content, error)) => (content.unwrap_or(Value::Null), error),
+                Some((content, error)) => (content.map_or(Value::Null, Value::into_owned), error),
                 None => (entity_output, None),
             };
             first(&mut facts.tool, Some(ToolCall {

@@ -3,12 +3,16 @@
 //! the contract: the rules were first written in Python, and their tests hold Python's answers
 //! (`str(x)`, `json.dumps(x, ensure_ascii=False)`, truthiness), so those are given here.
 
+use std::borrow::Cow;
 use std::fmt::Write;
 
 use crate::HashMap;
 
+/// Strings borrow from what they were read from (a request's body, a JSON text) where they
+/// can: a span's attributes are read by the rules and dropped, so copying each was a fifth of
+/// decoding's allocations. What outlives the body (a tool call's arguments) is `into_owned`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub enum Value {
+pub enum Value<'a> {
     #[default]
     Null,
     Bool(bool),
@@ -16,27 +20,27 @@ pub enum Value {
     /// A JSON integer beyond i64, as its digits: Python reads it exactly.
     BigInt(String),
     Float(f64),
-    Str(String),
-    List(Vec<Value>),
+    Str(Cow<'a, str>),
+    List(Vec<Value<'a>>),
     /// Insertion order; a repeated key keeps its first place and its last value (a dict's).
-    Map(Vec<(String, Value)>),
+    Map(Vec<(Cow<'a, str>, Value<'a>)>),
 }
 
 /// A map built as a Python dict is: a repeated key keeps its first place and takes the last
 /// value. Keys are found by a hash index once there are many, so that a hostile object of
 /// 100,000 keys does not cost 100,000² comparisons.
 #[derive(Default)]
-pub struct MapBuilder {
-    items: Vec<(String, Value)>,
-    index: Option<HashMap<String, usize>>,
+pub struct MapBuilder<'a> {
+    items: Vec<(Cow<'a, str>, Value<'a>)>,
+    index: Option<HashMap<Cow<'a, str>, usize>>,
 }
 
-impl MapBuilder {
+impl<'a> MapBuilder<'a> {
     pub fn with_capacity(capacity: usize) -> Self {
         MapBuilder { items: Vec::with_capacity(capacity), index: None }
     }
 
-    pub fn insert(&mut self, key: String, value: Value) {
+    pub fn insert(&mut self, key: Cow<'a, str>, value: Value<'a>) {
         if self.index.is_none() && self.items.len() >= 16 {
             let index = self.items.iter().enumerate().map(|(n, (k, _))| (k.clone(), n)).collect();
             self.index = Some(index);
@@ -56,20 +60,36 @@ impl MapBuilder {
         }
     }
 
-    pub fn finish(self) -> Vec<(String, Value)> {
+    pub fn finish(self) -> Vec<(Cow<'a, str>, Value<'a>)> {
         self.items
     }
 }
 
-impl Value {
+impl<'a> Value<'a> {
+    /// The same value owning its strings: to keep past what it was read from.
+    pub fn into_owned(self) -> Value<'static> {
+        match self {
+            Value::Null => Value::Null,
+            Value::Bool(b) => Value::Bool(b),
+            Value::Int(n) => Value::Int(n),
+            Value::BigInt(digits) => Value::BigInt(digits),
+            Value::Float(x) => Value::Float(x),
+            Value::Str(s) => Value::Str(Cow::Owned(s.into_owned())),
+            Value::List(items) => Value::List(items.into_iter().map(Value::into_owned).collect()),
+            Value::Map(items) => Value::Map(
+                items.into_iter().map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned())).collect(),
+            ),
+        }
+    }
+
     pub fn as_str(&self) -> Option<&str> {
         match self {
-            Value::Str(s) => Some(s),
+            Value::Str(s) => Some(s.as_ref()),
             _ => None,
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    pub fn get(&self, key: &str) -> Option<&Value<'a>> {
         match self {
             Value::Map(items) => items.iter().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
@@ -138,7 +158,7 @@ const PYDANTIC_JSON: Style = Style { item_separator: ",", key_separator: ":", no
 fn write_json(value: &Value, out: &mut String, style: &Style) {
     // Iterative over an explicit stack of pending writes: no recursion on deep values.
     enum Step<'a> {
-        Value(&'a Value),
+        Value(&'a Value<'a>),
         Text(&'static str),
         Key(&'a str),
     }
