@@ -115,11 +115,19 @@ def request(*spans: bytes, resource: bytes = kv("service.name", ld(1, b"bot"))) 
     return ld(1, ld(1, ld(1, resource)) + ld(2, b"".join(ld(2, s) for s in spans)))
 
 
-def nested(levels: int) -> bytes:
+def nested(levels: int, leaf: bytes = b"leaf") -> bytes:
     """An AnyValue holding arrays `levels` deep."""
-    value = ld(1, b"leaf")
+    value = ld(1, leaf)
     for _ in range(levels):
         value = ld(5, ld(1, value))
+    return value
+
+
+def nested_maps(levels: int, leaf: bytes = b"leaf") -> bytes:
+    """An AnyValue holding key-value lists `levels` deep (three messages a level)."""
+    value = ld(1, leaf)
+    for _ in range(levels):
+        value = ld(6, ld(1, kv("k", value)))
     return value
 
 
@@ -189,6 +197,28 @@ WIRE_CASES = {
     "invalid UTF-8 in a scope name": ld(1, ld(2, ld(1, ld(1, b"\xed\xa0\x80")) + ld(2, span(CHAT)))),
     "invalid UTF-8 in an entity ref": ld(1, ld(1, ld(3, ld(3, b"\xc3")))),
     "invalid UTF-8 in bytes is fine": request(span(ld(9, kv("k", ld(7, b"\xff\xfe"))))),
+    # A span's attributes are checked as the decoder reads them, the rest of a body before:
+    # what it reads partly, or not at all, must still be checked.
+    "invalid UTF-8 in an attribute's key": request(span(ld(9, ld(1, b"\xc3") + ld(2, ld(1, b"v"))))),
+    "invalid UTF-8 in a key given before the last": request(span(ld(9, ld(1, b"\xff") + ld(1, b"k")
+                                                                  + ld(2, ld(1, b"v"))))),
+    "invalid UTF-8 in a string a later member replaced": request(span(ld(9, kv("k", ld(
+        1, b"\xff") + tag(3, 0) + b"\x01")))),
+    "invalid UTF-8 in an array a later member replaced": request(span(ld(9, kv("assistant.question", ld(
+        5, ld(1, ld(1, b"\xff"))) + ld(1, b"s"))))),
+    "invalid UTF-8 in a list replaced by an array": request(span(ld(9, kv("k", ld(
+        6, ld(1, kv("a", ld(1, b"\xff")))) + ld(5, ld(1, ld(1, b"b"))))))),
+    "invalid UTF-8 in a list's key": request(span(ld(9, kv("k", ld(6, ld(1, ld(1, b"\xff")
+                                                                        + ld(2, ld(1, b"v")))))))),
+    "invalid UTF-8 below max_value_depth": request(span(ld(9, kv("q", nested(20, b"\xed\xa0\x80"))))),
+    "invalid UTF-8 in a refused span's attributes": request(span(ld(9, kv("k", ld(1, b"\xff"))),
+                                                                 trace_id=bytes(16))),
+    "invalid UTF-8 in another tenant's span": request(span(ld(9, kv("k", ld(1, b"\xff")))),
+                                                      resource=kv("tenant.id", ld(1, b"other"))),
+    "lists nested 99 messages deep": request(span(ld(9, kv("q", nested_maps(31))))),
+    "lists nested 102 messages deep": request(span(ld(9, kv("q", nested_maps(32))))),
+    "lists nested 102 deep in a refused span": request(span(ld(9, kv("q", nested_maps(32))),
+                                                            span_id=bytes(8))),
     "empty body": b"",
 }
 
@@ -196,12 +226,23 @@ WIRE_CASES = {
 MALFORMED = {"nested 101 messages deep", "unmatched end group", "group ended by another field",
              "wire type 7", "field number 0", "varint of 11 bytes", "tag over 32 bits",
              "length past the end", "fixed64 cut short", "invalid UTF-8 in a value",
-             "invalid UTF-8 in a scope name", "invalid UTF-8 in an entity ref"}
+             "invalid UTF-8 in a scope name", "invalid UTF-8 in an entity ref",
+             *(name for name in WIRE_CASES if name.startswith("invalid UTF-8 in a")
+               and "bytes" not in name),
+             "invalid UTF-8 below max_value_depth", "lists nested 102 messages deep",
+             "lists nested 102 deep in a refused span"}
 
 
 @pytest.mark.parametrize("name", WIRE_CASES)
 def test_same_outcome_for_hand_made_wire_input(name: str) -> None:
     assert assert_same(WIRE_CASES[name]) == ("error" if name in MALFORMED else "batch")
+
+
+@pytest.mark.parametrize("name", [name for name in WIRE_CASES if "nested" in name])
+def test_same_outcome_for_values_read_to_upbs_nesting_limit(name: str) -> None:
+    # max_value_depth beyond upb's limit: the decoder reads every level, none is left to check.
+    read_whole = [(1 << 20, 200, None)]
+    assert assert_same(WIRE_CASES[name], read_whole) == ("error" if name in MALFORMED else "batch")
 
 
 _WIRE = {FieldDescriptor.TYPE_STRING: "string", FieldDescriptor.TYPE_BYTES: "bytes",

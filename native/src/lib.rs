@@ -41,6 +41,16 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use wire::{fields, Value, FIXED32, FIXED64, LEN, VARINT};
 
 const STATUS_ERROR: i32 = 2;
+// How deep KeyValues nest in a request (wire::check's depth): a resource's below the request,
+// ResourceSpans and Resource; an event's below the span's Event.
+const RESOURCE_ATTRIBUTE_DEPTH: i32 = wire::MAX_DEPTH - 3;
+const EVENT_ATTRIBUTE_DEPTH: i32 = wire::SPAN_ATTRIBUTE_DEPTH - 1;
+
+impl From<wire::Malformed> for PyErr {
+    fn from(_: wire::Malformed) -> PyErr {
+        PyValueError::new_err("malformed") // monitor/ingest/otlp.py words the error
+    }
+}
 const PARENT_IS_REMOTE: u64 = 0x300; // Span.flags: "has is_remote" and "parent is remote"
 
 /// An AnyValue's oneof after all its occurrences (a repeated message field merges, the last
@@ -57,45 +67,68 @@ enum Any<'a> {
     StrIndex(i32),
 }
 
-/// A string field of a body `wire::check` accepted.
+/// A string field of a body `wire::check_request` accepted, outside spans' attributes.
 fn as_str(raw: &[u8]) -> &str {
     debug_assert!(std::str::from_utf8(raw).is_ok());
-    // SAFETY: the decoder walks only a body that wire::check accepted, and check validated as
-    // UTF-8 every occurrence of each field read here as a string (a field wire::field declares
-    // `Str`, sent as LEN, in the same message). Validating again was 7 % of decoding.
+    // SAFETY: `traces` walks only a body that wire::check_request accepted, and it validated as
+    // UTF-8 every occurrence of each field read here as a string (Span.5, Status.2, Event.2: a
+    // field wire::field declares `Str`, sent as LEN, in the same message). Validating again was
+    // 7 % of decoding. Attributes' strings are checked as they are read (`wire::utf8`).
     unsafe { std::str::from_utf8_unchecked(raw) }
 }
 
-fn any_value<'a>(pieces: &[&'a [u8]]) -> Any<'a> {
+/// An AnyValue (its pieces, merged in order) at nesting `depth`, checked as `wire::check`
+/// would: every string member is UTF-8, and an array or key-value list that a later member
+/// replaced is checked whole, though not read.
+fn any_value<'a>(pieces: &[&'a [u8]], depth: i32) -> wire::Result<Any<'a>> {
     let mut value = Any::Unset;
     for piece in pieces {
-        for (number, wire, v) in fields(piece) {
-            value = match (number, wire, v) {
-                (1, LEN, Value::Len(s)) => Any::Str(as_str(s)),
+        for field in wire::checked(piece, depth) {
+            let (number, wire, v) = field?;
+            let next = match (number, wire, v) {
+                (1, LEN, Value::Len(s)) => Any::Str(wire::utf8(s)?),
                 (2, VARINT, Value::Num(n)) => Any::Bool(n != 0),
                 (3, VARINT, Value::Num(n)) => Any::Int(n as i64),
                 (4, FIXED64, Value::Num(n)) => Any::Double(f64::from_bits(n)),
-                (5, LEN, Value::Len(s)) => match value {
-                    Any::Array(mut parts) => {
-                        parts.push(s);
-                        Any::Array(parts)
+                (5, LEN, Value::Len(s)) => {
+                    if depth < 1 {
+                        return Err(wire::Malformed); // nested past upb's limit
                     }
-                    _ => Any::Array(vec![s]),
-                },
-                (6, LEN, Value::Len(s)) => match value {
-                    Any::KvList(mut parts) => {
+                    if let Any::Array(parts) = &mut value {
                         parts.push(s);
-                        Any::KvList(parts)
+                        continue;
                     }
-                    _ => Any::KvList(vec![s]),
-                },
+                    Any::Array(vec![s])
+                }
+                (6, LEN, Value::Len(s)) => {
+                    if depth < 1 {
+                        return Err(wire::Malformed);
+                    }
+                    if let Any::KvList(parts) = &mut value {
+                        parts.push(s);
+                        continue;
+                    }
+                    Any::KvList(vec![s])
+                }
                 (7, LEN, Value::Len(s)) => Any::Bytes(s),
                 (8, VARINT, Value::Num(n)) => Any::StrIndex(n as i32),
                 _ => continue,
             };
+            // A list replaced by another member is not read: checked here, as upb parses it.
+            match &value {
+                Any::Array(parts) => unread(parts, wire::Msg::ArrayValue, depth)?,
+                Any::KvList(parts) => unread(parts, wire::Msg::KeyValueList, depth)?,
+                _ => {}
+            }
+            value = next;
         }
     }
-    value
+    Ok(value)
+}
+
+/// Parts of a message at nesting `depth` that are not read: checked whole.
+fn unread(parts: &[&[u8]], msg: wire::Msg, depth: i32) -> wire::Result<()> {
+    parts.iter().try_for_each(|part| wire::check(part, msg, depth - 1))
 }
 
 /// The pieces of a message field given more than once (merged in order, as protobuf parsers
@@ -125,26 +158,28 @@ impl<'a> Pieces<'a> {
     }
 }
 
-/// A KeyValue: its key (the last one given) and the pieces of its value.
-fn key_value(buf: &[u8]) -> (&str, Pieces<'_>) {
+/// A KeyValue at nesting `depth`: its key (the last one given) and the pieces of its value,
+/// each key given checked UTF-8; the value is checked as it is read (`any_value`).
+fn key_value(buf: &[u8], depth: i32) -> wire::Result<(&str, Pieces<'_>)> {
     let mut key = "";
     let mut value = Pieces::Many(Vec::new());
-    for (number, wire, v) in fields(buf) {
-        match (number, wire, v) {
-            (1, LEN, Value::Len(s)) => key = as_str(s),
-            (2, LEN, Value::Len(s)) => value.push(s),
+    for field in wire::checked(buf, depth) {
+        match field? {
+            (1, LEN, Value::Len(s)) => key = wire::utf8(s)?,
+            (2, LEN, Value::Len(s)) if depth >= 1 => value.push(s),
+            (2, LEN, _) => return Err(wire::Malformed),
             _ => {}
         }
     }
-    (key, value)
+    Ok((key, value))
 }
 
 /// The string of an AnyValue, "" when it holds anything else (protobuf's `string_value`).
-fn string_value<'a>(pieces: &[&'a [u8]]) -> &'a str {
-    match any_value(pieces) {
+fn string_value<'a>(pieces: &[&'a [u8]], depth: i32) -> wire::Result<&'a str> {
+    Ok(match any_value(pieces, depth)? {
         Any::Str(s) => s,
         _ => "",
-    }
+    })
 }
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -179,17 +214,18 @@ struct Walk {
 }
 
 impl Walk {
-    /// One AnyValue: strings cut at max_len characters, arrays and kvlists below max_depth
-    /// (null beyond), bytes as base64 text. Counts what it cut or dropped.
-    fn value<'a>(&mut self, pieces: &[&'a [u8]], depth: usize) -> value::Value<'a> {
+    /// One AnyValue at protobuf nesting `depth` (checked as it is read): strings cut at max_len
+    /// characters, arrays and kvlists below max_depth (null beyond), bytes as base64 text.
+    /// Counts what it cut or dropped.
+    fn value<'a>(&mut self, pieces: &[&'a [u8]], level: usize, depth: i32) -> wire::Result<value::Value<'a>> {
         use value::Value as V;
-        match any_value(pieces) {
+        Ok(match any_value(pieces, depth)? {
             Any::Unset => V::Null,
             Any::Str(s) => {
                 if s.len() > self.max_len {
                     if let Some((cut, _)) = s.char_indices().nth(self.max_len) {
                         self.truncated += 1;
-                        return V::Str(Cow::Borrowed(&s[..cut]));
+                        return Ok(V::Str(Cow::Borrowed(&s[..cut])));
                     }
                 }
                 V::Str(Cow::Borrowed(s))
@@ -199,47 +235,62 @@ impl Walk {
             Any::StrIndex(n) => V::Int(n.into()),
             Any::Double(x) => V::Float(x),
             Any::Bytes(b) => V::Str(Cow::Owned(base64(b))),
-            Any::Array(_) | Any::KvList(_) if depth >= self.max_depth => {
+            Any::Array(parts) if level >= self.max_depth => {
                 self.too_deep += 1;
+                unread(&parts, wire::Msg::ArrayValue, depth)?;
+                V::Null
+            }
+            Any::KvList(parts) if level >= self.max_depth => {
+                self.too_deep += 1;
+                unread(&parts, wire::Msg::KeyValueList, depth)?;
                 V::Null
             }
             Any::Array(parts) => {
+                // ArrayValue at depth - 1, its AnyValues at depth - 2.
                 let mut items = Vec::new();
                 for part in parts {
-                    for (number, wire, v) in fields(part) {
-                        if let (1, LEN, Value::Len(item)) = (number, wire, v) {
-                            items.push(self.value(&[item], depth + 1));
+                    for field in wire::checked(part, depth - 1) {
+                        if let (1, LEN, Value::Len(item)) = field? {
+                            if depth < 2 {
+                                return Err(wire::Malformed);
+                            }
+                            items.push(self.value(&[item], level + 1, depth - 2)?);
                         }
                     }
                 }
                 V::List(items)
             }
             Any::KvList(parts) => {
+                // KeyValueList at depth - 1, its KeyValues at depth - 2.
                 let mut map = value::MapBuilder::default();
                 for part in parts {
-                    for (number, wire, v) in fields(part) {
-                        if let (1, LEN, Value::Len(kv)) = (number, wire, v) {
-                            let (key, value) = key_value(kv);
-                            let value = self.value(value.as_slice(), depth + 1);
+                    for field in wire::checked(part, depth - 1) {
+                        if let (1, LEN, Value::Len(kv)) = field? {
+                            if depth < 2 {
+                                return Err(wire::Malformed);
+                            }
+                            let (key, value) = key_value(kv, depth - 2)?;
+                            let value = self.value(value.as_slice(), level + 1, depth - 3)?;
                             map.insert(Cow::Borrowed(key), value);
                         }
                     }
                 }
                 V::Map(map.finish())
             }
-        }
+        })
     }
 
-    /// A span's or an event's attributes (its KeyValues, in order), each key once, as a dict
-    /// holds them.
-    fn attributes<'a>(&mut self, key_values: &[&'a [u8]]) -> Vec<(Cow<'a, str>, value::Value<'a>)> {
+    /// A span's or an event's attributes (its KeyValues, at protobuf nesting `depth`, in
+    /// order), each key once, as a dict holds them.
+    fn attributes<'a>(&mut self, key_values: &[&'a [u8]], depth: i32)
+        -> wire::Result<Vec<(Cow<'a, str>, value::Value<'a>)>> {
         let mut map = value::MapBuilder::with_capacity(key_values.len());
         for kv in key_values {
-            let (key, value) = key_value(kv);
-            let value = self.value(value.as_slice(), 0);
+            let (key, value) = key_value(kv, depth)?;
+            let value = self.value(value.as_slice(), 0, depth - 1)?;
             map.insert(Cow::Borrowed(key), value);
         }
-        map.finish()
+        Ok(map.finish())
     }
 }
 
@@ -273,8 +324,7 @@ impl TraceDecoder {
     }
 
     fn traces<'py>(&self, py: Python<'py>, body: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
-        py.allow_threads(|| wire::check(body, wire::Msg::Request, wire::MAX_DEPTH))
-            .map_err(|_| PyValueError::new_err("malformed"))?;
+        py.allow_threads(|| wire::check_request(body))?;
         let mut walk = Walk {
             max_len: self.max_len,
             max_depth: self.max_depth,
@@ -325,11 +375,12 @@ impl TraceDecoder {
                 (1, LEN, Value::Len(resource)) => {
                     for (n, w, kv) in fields(resource) {
                         if let (1, LEN, Value::Len(kv)) = (n, w, kv) {
-                            let (key, value) = key_value(kv);
+                            // Checked already (wire::check_request): Resource's KeyValues.
+                            let (key, value) = key_value(kv, RESOURCE_ATTRIBUTE_DEPTH)?;
                             if key == self.service_key {
-                                service = string_value(value.as_slice());
+                                service = string_value(value.as_slice(), RESOURCE_ATTRIBUTE_DEPTH - 1)?;
                             } else if key == self.tenant_key {
-                                tenant = string_value(value.as_slice());
+                                tenant = string_value(value.as_slice(), RESOURCE_ATTRIBUTE_DEPTH - 1)?;
                             }
                         }
                     }
@@ -350,6 +401,8 @@ impl TraceDecoder {
         };
         if let Some(expected) = &self.tenant_id {
             if tenant != Some(expected.as_str()) {
+                // Its spans' attributes are not read, so not checked yet.
+                wire::check(buf, wire::Msg::ResourceSpans, wire::MAX_DEPTH - 1)?;
                 out.refused.append(("tenant_mismatch", count, tenant.is_none()))?;
                 return Ok(count);
             }
@@ -408,11 +461,19 @@ impl TraceDecoder {
                 _ => {}
             }
         }
-        if trace_id.len() != 16 || trace_id.iter().all(|&b| b == 0) {
-            return out.refused.append(("invalid_trace_id", name));
-        }
-        if span_id.len() != 8 || span_id.iter().all(|&b| b == 0) {
-            return out.refused.append(("invalid_span_id", name));
+        let refused = if trace_id.len() != 16 || trace_id.iter().all(|&b| b == 0) {
+            Some("invalid_trace_id")
+        } else if span_id.len() != 8 || span_id.iter().all(|&b| b == 0) {
+            Some("invalid_span_id")
+        } else {
+            None
+        };
+        if let Some(reason) = refused {
+            // Its attributes are not read, so not checked yet.
+            for kv in &key_values {
+                wire::check(kv, wire::Msg::KeyValue, wire::SPAN_ATTRIBUTE_DEPTH)?;
+            }
+            return out.refused.append((reason, name));
         }
         let mut events: Vec<semconv::Event> = Vec::new();
         for event in event_bufs {
@@ -425,10 +486,10 @@ impl TraceDecoder {
                 }
             }
             if semconv::EVENT_PREFIXES.iter().any(|p| event_name.starts_with(p)) {
-                events.push((event_name.to_string(), walk.attributes(&event_kvs)));
+                events.push((event_name.to_string(), walk.attributes(&event_kvs, EVENT_ATTRIBUTE_DEPTH)?));
             }
         }
-        let attributes = walk.attributes(&key_values);
+        let attributes = walk.attributes(&key_values, wire::SPAN_ATTRIBUTE_DEPTH)?;
         let facts = match guarded(|| semconv::extract(&attributes, &events, &mut walk.issues)) {
             Ok(facts) => facts,
             // The span is refused and counted, not the request failed.
