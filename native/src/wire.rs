@@ -351,27 +351,33 @@ impl<'a> Iterator for Checked<'a> {
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        let r = &mut self.reader;
-        loop {
-            if r.done() {
-                return None;
-            }
-            let (number, wire) = match r.tag() {
-                Ok(tag) => tag,
-                Err(err) => return Some(Err(err)),
-            };
-            let value = match wire {
-                LEN => r.bytes().map(Value::Len),
-                VARINT => r.varint().map(Value::Num),
-                FIXED64 => r.fixed64().map(Value::Num),
-                FIXED32 => r.fixed32().map(|n| Value::Num(u64::from(n))),
-                _ => match r.skip(number, wire, self.depth) {
-                    Ok(()) => continue,
-                    Err(err) => return Some(Err(err)),
-                },
-            };
-            return Some(value.map(|v| (number, wire, v)));
+        next_field(&mut self.reader, self.depth)
+    }
+}
+
+/// The next field of `r`, groups skipped (`depth` levels of them allowed): what both field
+/// iterators read.
+#[inline(always)]
+fn next_field<'a>(r: &mut Reader<'a>, depth: i32) -> Option<Result<(u32, u8, Value<'a>)>> {
+    loop {
+        if r.done() {
+            return None;
         }
+        let (number, wire) = match r.tag() {
+            Ok(tag) => tag,
+            Err(err) => return Some(Err(err)),
+        };
+        let value = match wire {
+            LEN => r.bytes().map(Value::Len),
+            VARINT => r.varint().map(Value::Num),
+            FIXED64 => r.fixed64().map(Value::Num),
+            FIXED32 => r.fixed32().map(|n| Value::Num(u64::from(n))),
+            _ => match r.skip(number, wire, depth) {
+                Ok(()) => continue,
+                Err(err) => return Some(Err(err)),
+            },
+        };
+        return Some(value.map(|v| (number, wire, v)));
     }
 }
 
@@ -397,24 +403,7 @@ impl<'a> Iterator for Fields<'a> {
 
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        let r = &mut self.reader;
-        loop {
-            if r.done() {
-                return None;
-            }
-            // Checked before: the errors below cannot happen; stop rather than panic if they do.
-            let (number, wire) = r.tag().ok()?;
-            let value = match wire {
-                LEN => Value::Len(r.bytes().ok()?),
-                VARINT => Value::Num(r.varint().ok()?),
-                FIXED64 => Value::Num(r.fixed64().ok()?),
-                FIXED32 => Value::Num(u64::from(r.fixed32().ok()?)),
-                _ => {
-                    r.skip(number, wire, MAX_DEPTH).ok()?;
-                    continue;
-                }
-            };
-            return Some((number, wire, value));
-        }
+        // Checked before: no error can come; were one to, the fields stop there, not panic.
+        next_field(&mut self.reader, MAX_DEPTH)?.ok()
     }
 }
