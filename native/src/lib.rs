@@ -41,6 +41,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use wire::{fields, Value, FIXED32, FIXED64, LEN, VARINT};
 
 const STATUS_ERROR: i32 = 2;
+const PARENT_IS_REMOTE: u64 = 0x300; // Span.flags: "has is_remote" and "parent is remote"
 // How deep KeyValues nest in a request (wire::check's depth): a resource's below the request,
 // ResourceSpans and Resource; an event's below the span's Event.
 const RESOURCE_ATTRIBUTE_DEPTH: i32 = wire::MAX_DEPTH - 3;
@@ -51,7 +52,6 @@ impl From<wire::Malformed> for PyErr {
         PyValueError::new_err("malformed") // monitor/ingest/otlp.py words the error
     }
 }
-const PARENT_IS_REMOTE: u64 = 0x300; // Span.flags: "has is_remote" and "parent is remote"
 
 /// An AnyValue's oneof after all its occurrences (a repeated message field merges, the last
 /// member set wins, as protobuf's parsers do).
@@ -214,10 +214,11 @@ struct Walk {
 }
 
 impl Walk {
-    /// One AnyValue at protobuf nesting `depth` (checked as it is read): strings cut at max_len
-    /// characters, arrays and kvlists below max_depth (null beyond), bytes as base64 text.
-    /// Counts what it cut or dropped.
-    fn value<'a>(&mut self, pieces: &[&'a [u8]], level: usize, depth: i32) -> wire::Result<value::Value<'a>> {
+    /// One AnyValue, `level` arrays and lists down in its attribute and at protobuf nesting
+    /// `depth` (checked as it is read): strings cut at max_len characters, arrays and kvlists
+    /// below max_depth levels (null beyond), bytes as base64 text. Counts what it cut or dropped.
+    fn value<'a>(&mut self, pieces: &[&'a [u8]], level: usize, depth: i32)
+        -> wire::Result<value::Value<'a>> {
         use value::Value as V;
         Ok(match any_value(pieces, depth)? {
             Any::Unset => V::Null,
@@ -377,10 +378,11 @@ impl TraceDecoder {
                         if let (1, LEN, Value::Len(kv)) = (n, w, kv) {
                             // Checked already (wire::check_request): Resource's KeyValues.
                             let (key, value) = key_value(kv, RESOURCE_ATTRIBUTE_DEPTH)?;
+                            let value_depth = RESOURCE_ATTRIBUTE_DEPTH - 1;
                             if key == self.service_key {
-                                service = string_value(value.as_slice(), RESOURCE_ATTRIBUTE_DEPTH - 1)?;
+                                service = string_value(value.as_slice(), value_depth)?;
                             } else if key == self.tenant_key {
-                                tenant = string_value(value.as_slice(), RESOURCE_ATTRIBUTE_DEPTH - 1)?;
+                                tenant = string_value(value.as_slice(), value_depth)?;
                             }
                         }
                     }
@@ -486,7 +488,8 @@ impl TraceDecoder {
                 }
             }
             if semconv::EVENT_PREFIXES.iter().any(|p| event_name.starts_with(p)) {
-                events.push((event_name.to_string(), walk.attributes(&event_kvs, EVENT_ATTRIBUTE_DEPTH)?));
+                let attributes = walk.attributes(&event_kvs, EVENT_ATTRIBUTE_DEPTH)?;
+                events.push((event_name.to_string(), attributes));
             }
         }
         let attributes = walk.attributes(&key_values, wire::SPAN_ATTRIBUTE_DEPTH)?;
@@ -624,7 +627,8 @@ fn guarded<T>(rules: impl FnOnce() -> T) -> PyResult<T> {
     })
 }
 
-fn attrs_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(Cow<'static, str>, value::Value<'static>)>> {
+fn attrs_from_py(obj: &Bound<'_, PyAny>)
+    -> PyResult<Vec<(Cow<'static, str>, value::Value<'static>)>> {
     match from_py(obj)? {
         value::Value::Map(items) => Ok(items),
         _ => Ok(Vec::new()),

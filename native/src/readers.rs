@@ -41,7 +41,8 @@ fn loads<'a>(text: &'a str, issues: &mut Issues) -> Option<Value<'a>> {
 
 /// A JSON-encoded attribute decoded; structured values pass through; garbage counted as
 /// `reason`, values nested too deep as `value_too_deep`.
-pub fn json_value<'a>(value: Option<&'a Value<'a>>, issues: &mut Issues, reason: &str) -> Option<Value<'a>> {
+pub fn json_value<'a>(value: Option<&'a Value<'a>>, issues: &mut Issues, reason: &str)
+    -> Option<Value<'a>> {
     let decoded = match value? {
         Value::Str(text) => match loads(text, issues) {
             Some(decoded) => decoded,
@@ -336,7 +337,8 @@ pub fn metadata_id(metadata: Option<&Value>) -> Option<String> {
 /// ({"type": "tool", "data": {...}} or {"lc": 1, "id": [..., "ToolMessage"], "kwargs": {...}}):
 /// its content, and the error when its status says the tool failed. A failure the tool handled
 /// leaves the span's own status OK, so this is the only sign of it. None: not a tool message.
-pub fn tool_message<'a>(value: Option<&'a Value<'a>>) -> Option<(Option<Value<'a>>, Option<String>)> {
+pub fn tool_message<'a>(value: Option<&'a Value<'a>>)
+    -> Option<(Option<Value<'a>>, Option<String>)> {
     let mut value = value?;
     let Value::Map(items) = value else { return None };
     // A LangChain callback's payload: {"output": ..., "kwargs"?: ...}

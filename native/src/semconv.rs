@@ -147,7 +147,8 @@ fn has(attrs: &Attrs, key: &str) -> bool {
 }
 
 /// `attrs.get(key, default)`: the default only where the key is absent.
-fn get_or<'a>(attrs: &'a Attrs<'a>, key: &str, default: Option<&'a Value<'a>>) -> Option<&'a Value<'a>> {
+fn get_or<'a>(attrs: &'a Attrs<'a>, key: &str, default: Option<&'a Value<'a>>)
+    -> Option<&'a Value<'a>> {
     match attrs.iter().find(|(k, _)| k == key) {
         Some((_, Value::Null)) => None,
         Some((_, v)) => Some(v),
@@ -255,7 +256,8 @@ fn map_assistant(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool 
                         let name = get(c, "name").filter(|n| n.truthy())?;
                         Some(ToolCall {
                             name: py_str(name),
-                            arguments: get(c, "arguments").map_or(Value::Null, |a| a.clone().into_owned()),
+                            arguments: get(c, "arguments")
+                                .map_or(Value::Null, |a| a.clone().into_owned()),
                             ..Default::default()
                         })
                     })
@@ -685,7 +687,8 @@ fn map_openinference(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> b
                     let error = tool_message(Some(&result)).and_then(|(_, error)| error);
                     let call = ToolCall {
                         name: py_str(name),
-                        arguments: maybe_json(arguments, issues).map_or(Value::Null, Value::into_owned),
+                        arguments: maybe_json(arguments, issues)
+                            .map_or(Value::Null, Value::into_owned),
                         result: result.into_owned(),
                         error,
                         call_id: string(get(attrs, "tool_call.id"), issues, "tool_call_id"),
@@ -739,7 +742,8 @@ fn ll_messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<M
                 message.tool_calls.push(ToolCall {
                     name: py_str(name),
                     call_id: string(get(&call, "id"), issues, "tool_call_id"),
-                    arguments: maybe_json(get(&call, "arguments"), issues).map_or(Value::Null, Value::into_owned),
+                    arguments: maybe_json(get(&call, "arguments"), issues)
+                        .map_or(Value::Null, Value::into_owned),
                     ..Default::default()
                 });
             }

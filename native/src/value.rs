@@ -77,7 +77,9 @@ impl<'a> Value<'a> {
             Value::Str(s) => Value::Str(Cow::Owned(s.into_owned())),
             Value::List(items) => Value::List(items.into_iter().map(Value::into_owned).collect()),
             Value::Map(items) => Value::Map(
-                items.into_iter().map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned())).collect(),
+                items.into_iter()
+                    .map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned()))
+                    .collect(),
             ),
         }
     }
