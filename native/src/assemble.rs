@@ -14,7 +14,7 @@ use crate::facts::{calls_py, construct, document_py, feedback_py, opt_str, untra
 use crate::readers;
 use crate::sample::{Traits, TurnSampler};
 use crate::semconv::{Document, Feedback, Message, ToolCall};
-use crate::value::{write_json_str, write_pydantic_float, Value};
+use crate::value::{owned, write_json_str, write_pydantic_float, Value};
 use crate::{HashMap, HashSet};
 
 struct Pending {
@@ -563,8 +563,8 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
             }
             if let Some((content, _)) = answer {  // as the tool returned it
                 let mut uncounted = readers::Issues::default();
-                call.result = readers::maybe_json(Some(&Value::Str(content.into())), &mut uncounted)
-                    .map_or(Value::Null, Value::into_owned);
+                let text = Value::Str(content.into());
+                call.result = owned(readers::maybe_json(Some(&text), &mut uncounted));
             }
             continue;
         }

@@ -85,15 +85,15 @@ fn any_value<'a>(pieces: &[&'a [u8]], depth: i32) -> wire::Result<Any<'a>> {
     for piece in pieces {
         for field in wire::checked(piece, depth) {
             let (number, wire, v) = field?;
+            if matches!((number, wire), (5 | 6, LEN)) && depth < 1 {
+                return Err(wire::Malformed); // a list nested past upb's limit
+            }
             let next = match (number, wire, v) {
                 (1, LEN, Value::Len(s)) => Any::Str(wire::utf8(s)?),
                 (2, VARINT, Value::Num(n)) => Any::Bool(n != 0),
                 (3, VARINT, Value::Num(n)) => Any::Int(n as i64),
                 (4, FIXED64, Value::Num(n)) => Any::Double(f64::from_bits(n)),
                 (5, LEN, Value::Len(s)) => {
-                    if depth < 1 {
-                        return Err(wire::Malformed); // nested past upb's limit
-                    }
                     if let Any::Array(parts) = &mut value {
                         parts.push(s);
                         continue;
@@ -101,9 +101,6 @@ fn any_value<'a>(pieces: &[&'a [u8]], depth: i32) -> wire::Result<Any<'a>> {
                     Any::Array(vec![s])
                 }
                 (6, LEN, Value::Len(s)) => {
-                    if depth < 1 {
-                        return Err(wire::Malformed);
-                    }
                     if let Any::KvList(parts) = &mut value {
                         parts.push(s);
                         continue;

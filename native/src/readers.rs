@@ -276,8 +276,8 @@ fn printable(c: char) -> bool {
         | 0xe0020..=0xe007f | 0xf0000..)
 }
 
-/// A member of a map the rules read: a span attribute or a JSON object's member (owned), or one
-/// of `indexed`'s groups' (borrowed from the attributes, not copied).
+/// A member of a map the rules read: a span attribute or a JSON object's member, or one of
+/// `indexed`'s groups' (references into the attributes, not copies).
 pub trait Entry {
     fn key(&self) -> &str;
     fn value(&self) -> &Value<'_>;

@@ -21,13 +21,13 @@
 //! Values are read as Python reads them (`str(x)`, truthiness, `dict.get` with a default): the
 //! rules' tests were written against that reading (readers.rs).
 
+use std::borrow::Cow;
+
 use crate::readers::{
     float, indexed, int, json_value, maybe_json, metadata_id, py_str, string, text, tool_message,
     Entry, Issues,
 };
-use std::borrow::Cow;
-
-use crate::value::Value;
+use crate::value::{owned, Value};
 
 /// A span's attributes, or an event's, or a JSON object: keys in order, each once.
 pub type Attrs<'a> = [(Cow<'a, str>, Value<'a>)];
@@ -256,8 +256,7 @@ fn map_assistant(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool 
                         let name = get(c, "name").filter(|n| n.truthy())?;
                         Some(ToolCall {
                             name: py_str(name),
-                            arguments: get(c, "arguments")
-                                .map_or(Value::Null, |a| a.clone().into_owned()),
+                            arguments: owned(get(c, "arguments").cloned()),
                             ..Default::default()
                         })
                     })
@@ -311,7 +310,7 @@ fn genai_tool_call(part: &Attrs, issues: &mut Issues) -> Option<ToolCall> {
     let name = name.filter(|n| n.truthy())?;
     Some(ToolCall {
         name: py_str(name),
-        arguments: maybe_json(arguments, issues).map_or(Value::Null, Value::into_owned),
+        arguments: owned(maybe_json(arguments, issues)),
         call_id: string(get(part, "id"), issues, "tool_call_id"),
         ..Default::default()
     })
@@ -447,12 +446,12 @@ fn map_genai(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
         let call_id = string(get(attrs, "gen_ai.tool.call.id"), issues, "tool_call_id");
         // A framework's serialised tool message: its content, and its error.
         let (result, error) = match tool_message(Some(&result)) {
-            Some((content, error)) => (content.map_or(Value::Null, Value::into_owned), error),
+            Some((content, error)) => (owned(content), error),
             None => (result.into_owned(), None),
         };
         first(&mut facts.tool, Some(ToolCall {
             name: py_str(tool_name),
-            arguments: arguments.map_or(Value::Null, Value::into_owned),
+            arguments: owned(arguments),
             result,
             error,
             call_id,
@@ -578,8 +577,8 @@ fn oi_messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<M
                 message.tool_calls.push(ToolCall {
                     name: py_str(name),
                     call_id: string(get(&call, "tool_call.id"), issues, "tool_call_id"),
-                    arguments: maybe_json(get(&call, "tool_call.function.arguments"), issues)
-                        .map_or(Value::Null, Value::into_owned),
+                    arguments: owned(maybe_json(get(&call, "tool_call.function.arguments"),
+                                                issues)),
                     ..Default::default()
                 });
             }
@@ -687,8 +686,7 @@ fn map_openinference(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> b
                     let error = tool_message(Some(&result)).and_then(|(_, error)| error);
                     let call = ToolCall {
                         name: py_str(name),
-                        arguments: maybe_json(arguments, issues)
-                            .map_or(Value::Null, Value::into_owned),
+                        arguments: owned(maybe_json(arguments, issues)),
                         result: result.into_owned(),
                         error,
                         call_id: string(get(attrs, "tool_call.id"), issues, "tool_call_id"),
@@ -742,8 +740,7 @@ fn ll_messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<M
                 message.tool_calls.push(ToolCall {
                     name: py_str(name),
                     call_id: string(get(&call, "id"), issues, "tool_call_id"),
-                    arguments: maybe_json(get(&call, "arguments"), issues)
-                        .map_or(Value::Null, Value::into_owned),
+                    arguments: owned(maybe_json(get(&call, "arguments"), issues)),
                     ..Default::default()
                 });
             }
@@ -751,8 +748,7 @@ fn ll_messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<M
         if let Some(name) = get(group, "function_call.name").filter(|n| n.truthy()) {
             message.tool_calls.push(ToolCall {
                 name: py_str(name),
-                arguments: maybe_json(get(group, "function_call.arguments"), issues)
-                    .map_or(Value::Null, Value::into_owned),
+                arguments: owned(maybe_json(get(group, "function_call.arguments"), issues)),
                 ..Default::default()
             });
         }
@@ -778,7 +774,7 @@ fn entity_payload(raw: Option<&Value>, issues: &mut Issues) -> Value<'static> {
         let key = ["inputs", "query", "outputs", "output", "input_str"].into_iter()
             .find(|k| has(items, k));
         if let Some(key) = key {
-            return data.get(key).map_or(Value::Null, |v| v.clone().into_owned());
+            return owned(data.get(key).cloned());
         }
     }
     if keys_within(&["args", "kwargs"]) {
@@ -792,7 +788,7 @@ fn entity_payload(raw: Option<&Value>, issues: &mut Issues) -> Value<'static> {
             return Value::Map(kwargs).into_owned();
         }
         if args.len() == 1 && kwargs.is_empty() {
-            return args.into_iter().next().map_or(Value::Null, Value::into_owned);
+            return owned(args.into_iter().next());
         }
     }
     data.into_owned()
@@ -849,7 +845,7 @@ fn map_openllmetry(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> boo
             let message = tool_message(Some(&entity_output));
             let call_id = string(get(attrs, "gen_ai.tool.call.id"), issues, "tool_call_id");
             let (result, error) = match message {
-                Some((content, error)) => (content.map_or(Value::Null, Value::into_owned), error),
+                Some((content, error)) => (owned(content), error),
                 None => (entity_output, None),
             };
             first(&mut facts.tool, Some(ToolCall {

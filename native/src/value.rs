@@ -9,8 +9,8 @@ use std::fmt::Write;
 use crate::HashMap;
 
 /// Strings borrow from what they were read from (a request's body, a JSON text) where they
-/// can: a span's attributes are read by the rules and dropped, so copying each was a fifth of
-/// decoding's allocations. What outlives the body (a tool call's arguments) is `into_owned`.
+/// can: a span's attributes are read by the rules and dropped, and copying them was half of
+/// decoding's allocations. What outlives the body (a tool call's arguments) is `owned`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub enum Value<'a> {
     #[default]
@@ -63,6 +63,11 @@ impl<'a> MapBuilder<'a> {
     pub fn finish(self) -> Vec<(Cow<'a, str>, Value<'a>)> {
         self.items
     }
+}
+
+/// A value kept past what it was read from (a tool call's arguments or result); none: null.
+pub fn owned(value: Option<Value<'_>>) -> Value<'static> {
+    value.map_or(Value::Null, Value::into_owned)
 }
 
 impl<'a> Value<'a> {
