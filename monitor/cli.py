@@ -67,8 +67,8 @@ async def _run(settings: Settings, demo: bool, config: str | None = None) -> Non
     loop.set_exception_handler(_loop_exception)
     try:
         await sidecar.start()
-    except (OSError, RuntimeError) as exc:  # grpc reports a port it cannot bind as RuntimeError
-        if not _cannot_bind(exc):
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
             raise
         reason = str(exc).split(";")[0].rstrip(".")
         raise ConfigError([f"cannot listen: {reason}. Is another assistant-monitor running? Choose "
@@ -97,12 +97,6 @@ async def _run(settings: Settings, demo: bool, config: str | None = None) -> Non
         status.console.print(status.summary())
     else:
         log.info("%s", status.summary().replace("\n", " "))
-
-
-def _cannot_bind(exc: BaseException) -> bool:
-    if isinstance(exc, OSError):
-        return exc.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
-    return "Failed to bind" in str(exc)
 
 
 class ContentFreeFormatter(logging.Formatter):

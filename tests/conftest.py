@@ -129,12 +129,21 @@ def kafka() -> Iterator[Any]:
     broker.stop()
 
 
+_ports_handed_out: set[int] = set()
+
+
 def free_port() -> int:
+    """A loopback port nothing listens on, never the same one twice in a run: the kernel may hand
+    a just-closed port out again, and a config with two equal ports fails to start."""
     import socket
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port: int = s.getsockname()[1]
+        if port not in _ports_handed_out:
+            _ports_handed_out.add(port)
+            return port
 
 
 class SidecarProcess:

@@ -250,6 +250,33 @@ def test_grpc_truncated_protobuf_is_invalid_argument(sidecar: RunningSidecar) ->
     assert sidecar.wait_for_turns(1)
 
 
+def test_grpc_message_over_the_limit_is_not_retried(start_sidecar) -> None:
+    """RESOURCE_EXHAUSTED without RetryInfo: OTLP exporters give the request up. (tonic's own
+    answer, OUT_OF_RANGE, is one they retry for ever.) Then the next request is served."""
+    sidecar = start_sidecar(receivers={"grpc": {"endpoint": "127.0.0.1:0",
+                                                "max_recv_msg_size_mib": 1}})
+    with pytest.raises(grpc.RpcError) as err:
+        _grpc_export(sidecar.grpc_endpoint, b"\n" + b"\xff" * (2 << 20))
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "grpc-status-details-bin" not in dict(err.value.trailing_metadata() or ())
+    request = ExportTraceServiceRequest()
+    request.resource_spans.add().scope_spans.add().spans.add(
+        trace_id=bytes(range(1, 17)), span_id=bytes(range(1, 9)), name="turn")
+    _grpc_export(sidecar.grpc_endpoint, request.SerializeToString())
+    assert sidecar.wait_for_turns(1)
+
+
+def test_grpc_unknown_method_is_unimplemented(sidecar: RunningSidecar) -> None:
+    with grpc.insecure_channel(sidecar.grpc_endpoint) as channel:
+        for method in ("/opentelemetry.proto.collector.trace.v1.TraceService/Import",
+                       "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"):
+            call = channel.unary_unary(method, request_serializer=lambda b: b,
+                                       response_deserializer=lambda b: b)
+            with pytest.raises(grpc.RpcError) as err:
+                call(b"", timeout=10)
+            assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED, method
+
+
 def test_bearer_token_required(start_sidecar) -> None:
     sidecar = start_sidecar(receivers={"bearer_token": "s3cret"})
     body = json.dumps(_otlp_json_span()).encode()

@@ -1,21 +1,21 @@
 """OTLP/gRPC receiver: TraceService/Export and LogsService/Export (default 127.0.0.1:4317).
 
-Requests are taken as raw bytes and decoded by `OtlpDecoder`, so a malformed payload is an
-INVALID_ARGUMENT naming the problem rather than gRPC's generic deserialisation failure.
-Backpressure is RESOURCE_EXHAUSTED with a google.rpc.RetryInfo, as the OTLP spec asks.
+The gRPC server is the compiled module's (tonic, on a thread of its own): it hands each call's
+raw request bytes to the event loop, which serves it here and answers through the call. Requests
+are decoded by `OtlpDecoder`, so a malformed payload is an INVALID_ARGUMENT naming the problem
+rather than gRPC's generic deserialisation failure. Backpressure is RESOURCE_EXHAUSTED with a
+google.rpc.RetryInfo, as the OTLP spec asks.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
 
+import assistant_monitor_native as compiled
 import grpc
 from google.protobuf.duration_pb2 import Duration
 from google.rpc import error_details_pb2, status_pb2
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from monitor.config import GrpcReceiverSettings, TLSSettings
 from monitor.errors import (
@@ -52,71 +52,62 @@ class GrpcReceiver:
         self.sink = sink
         self.metrics = metrics
         self.token = bearer_token
-        self._server: grpc.aio.Server | None = None
+        self._server: compiled.GrpcServer | None = None
+        self._serving: set[asyncio.Task[None]] = set()  # calls being served (held till done)
         self.port: int | None = None
 
     async def start(self) -> None:
-        limit = self.settings.max_recv_msg_size_mib << 20
-        server = grpc.aio.server(options=[("grpc.max_receive_message_length", limit)])
-        handlers = {
-            "Export": grpc.unary_unary_rpc_method_handler(
-                self._handler("traces"),
-                response_serializer=ExportTraceServiceResponse.SerializeToString),
-        }
-        server.add_generic_rpc_handlers([
-            grpc.method_handlers_generic_handler(
-                "opentelemetry.proto.collector.trace.v1.TraceService", handlers),
-            grpc.method_handlers_generic_handler(
-                "opentelemetry.proto.collector.logs.v1.LogsService", {
-                    "Export": grpc.unary_unary_rpc_method_handler(
-                        self._handler("logs"),
-                        response_serializer=ExportLogsServiceResponse.SerializeToString)}),
-        ])
+        tls = None
         if self.tls.enabled:
             assert self.tls.cert_file and self.tls.key_file
-            creds = grpc.ssl_server_credentials(
-                [(self.tls.key_file.read_bytes(), self.tls.cert_file.read_bytes())])
-            self.port = server.add_secure_port(self.settings.endpoint, creds)
-        else:
-            self.port = server.add_insecure_port(self.settings.endpoint)
-        await server.start()
-        self._server = server
+            tls = (self.tls.cert_file.read_bytes(), self.tls.key_file.read_bytes())
+        server = compiled.GrpcServer(self.settings.endpoint,
+                                     self.settings.max_recv_msg_size_mib << 20, tls)
+        asyncio.get_running_loop().add_reader(server.wake_fd, self._take_calls)
+        self._server, self.port = server, server.port
         log.info("OTLP/gRPC receiver listening on %s (port %s)", self.settings.endpoint, self.port)
 
     async def stop(self, grace_s: float = 5.0) -> None:
-        if self._server is not None:
-            await self._server.stop(grace_s)
-            self._server = None
+        server, self._server = self._server, None
+        if server is not None:  # calls in flight are served while the server's thread winds down
+            await asyncio.to_thread(server.stop, grace_s)
+            asyncio.get_running_loop().remove_reader(server.wake_fd)
 
-    def _handler(self, signal: Signal) -> Callable[[bytes, grpc.aio.ServicerContext],
-                                                   Awaitable[Any]]:
-        async def export(request: bytes, context: grpc.aio.ServicerContext) -> Any:
-            try:
-                metadata = dict(context.invocation_metadata() or ())
-                check_bearer(metadata.get("authorization"), self.token)
-                self.sink.admit()
-                batch = self.decoder.decode(signal, request, "proto")
-                await self.sink.accept(batch, "grpc", signal, request, "proto")  # logged first
-            except (PermanentError, RetryableError, Unauthenticated) as exc:
-                self.metrics.receiver_requests.labels("grpc", signal, _outcome(exc)).inc()
-                await self._abort(context, exc)
-                raise AssertionError("unreachable") from None  # abort raises
-            except Exception as exc:  # a bug: grpc would log it with its text, which may quote
-                log.error("OTLP/gRPC export failed: %s", type(exc).__name__)  # trace content
-                self.metrics.receiver_requests.labels("grpc", signal, "internal_error").inc()
-                await context.abort(grpc.StatusCode.INTERNAL, "internal error")
-            outcome = "partial" if batch.rejected_total else "accepted"
-            self.metrics.receiver_requests.labels("grpc", signal, outcome).inc()
-            return batch.response(signal)
+    def _take_calls(self) -> None:
+        if self._server is None:
+            return
+        for call in self._server.take():
+            task = asyncio.create_task(self._export(call))
+            self._serving.add(task)
+            task.add_done_callback(self._serving.discard)
 
-        return export
+    async def _export(self, call: compiled.GrpcCall) -> None:
+        signal: Signal = call.signal
+        try:
+            check_bearer(call.authorization, self.token)
+            self.sink.admit()
+            batch = self.decoder.decode(signal, call.body, "proto")
+            await self.sink.accept(batch, "grpc", signal, call.body, "proto")  # logged first
+        except (PermanentError, RetryableError, Unauthenticated) as exc:
+            self.metrics.receiver_requests.labels("grpc", signal, _outcome(exc)).inc()
+            call.fail(*_status(exc))
+            return
+        except Exception as exc:  # a bug: its text may quote trace content, so not logged
+            log.error("OTLP/gRPC export failed: %s", type(exc).__name__)
+            self.metrics.receiver_requests.labels("grpc", signal, "internal_error").inc()
+            call.fail(grpc.StatusCode.INTERNAL.value[0], "internal error")
+            return
+        outcome = "partial" if batch.rejected_total else "accepted"
+        self.metrics.receiver_requests.labels("grpc", signal, outcome).inc()
+        call.respond(batch.response(signal).SerializeToString())
 
-    @staticmethod
-    async def _abort(context: grpc.aio.ServicerContext, exc: MonitorError) -> None:
-        code = exc.grpc_code  # type: ignore[attr-defined]
-        if isinstance(exc, RetryableError):
-            status = status_pb2.Status(code=code.value[0], message=wire_text(exc))
-            status.details.add().Pack(
-                error_details_pb2.RetryInfo(retry_delay=Duration(seconds=exc.retry_after_s)))
-            context.set_trailing_metadata((("grpc-status-details-bin", status.SerializeToString()),))
-        await context.abort(code, wire_text(exc))
+
+def _status(exc: MonitorError) -> tuple[int, str, bytes | None]:
+    """(gRPC status code, message, google.rpc.Status details or None) for a refused request."""
+    code = exc.grpc_code.value[0]  # type: ignore[attr-defined]
+    if not isinstance(exc, RetryableError):
+        return code, wire_text(exc), None
+    status = status_pb2.Status(code=code, message=wire_text(exc))
+    status.details.add().Pack(
+        error_details_pb2.RetryInfo(retry_delay=Duration(seconds=exc.retry_after_s)))
+    return code, wire_text(exc), status.SerializeToString()

@@ -14,6 +14,7 @@
 
 mod assemble;
 mod facts;
+mod grpc;
 mod json;
 mod readers;
 mod sample;
@@ -706,6 +707,8 @@ fn assistant_monitor_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         eprintln!("assistant_monitor_native: a bug at {at}");
     }));
     m.add_class::<TraceDecoder>()?;
+    m.add_class::<grpc::GrpcServer>()?;
+    m.add_class::<grpc::GrpcCall>()?;
     m.add_class::<facts::SpanFacts>()?;
     m.add_function(wrap_pyfunction!(facts::count_conventions, m)?)?;
     m.add_class::<assemble::Assembler>()?;
