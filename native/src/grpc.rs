@@ -289,13 +289,14 @@ impl GrpcServer {
         let router = builder.add_service(Otlp::<Traces>::new(&queue, max_message_bytes))
             .add_service(Otlp::<Logs>::new(&queue, max_message_bytes));
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let incoming = {
+            let _runtime = runtime.enter();
+            tonic::transport::server::TcpIncoming::from(
+                tokio::net::TcpListener::from_std(listener)?)
+        };
         let (stopping, stop_signal) = watch::channel(None::<Duration>);
         let thread = std::thread::Builder::new().name("otlp-grpc".into()).spawn(move || {
             runtime.block_on(async move {
-                let incoming = match tokio::net::TcpListener::from_std(listener) {
-                    Ok(listener) => tonic::transport::server::TcpIncoming::from(listener),
-                    Err(_) => return,
-                };
                 let mut grace = stop_signal.clone();
                 let mut signal = stop_signal;
                 let serve = router.serve_with_incoming_shutdown(incoming, async move {
@@ -347,6 +348,13 @@ impl GrpcServer {
                 let _ = thread.join();
             });
         }
+    }
+}
+
+impl Drop for GrpcServer {
+    /// Never stopped (a start that failed after binding): the thread ends, and the port is freed.
+    fn drop(&mut self) {
+        let _ = self.stopping.send(Some(Duration::ZERO));
     }
 }
 
