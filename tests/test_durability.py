@@ -232,3 +232,35 @@ def test_kill_9_mid_stream_loses_no_acknowledged_trace_and_judges_none_twice(
     assert acked <= set(judged)
     wal = store.with_name(store.name + ".ingest-wal")
     assert list(wal.glob("*.wal")) == []  # a clean stop leaves an empty log
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+def test_sigterm_mid_stream_stores_every_acknowledged_trace(tmp_path: Path, protocol: str) -> None:
+    """A stop while an exporter streams: calls in flight are answered, or refused and retried
+    elsewhere (never acknowledged and dropped), and before the process ends every acknowledged
+    trace's turn is completed and stored."""
+    config = ("sampling: {adaptive: {low_watermark: 100000, high_watermark: 200000}}\n"
+              "judging: {calls_per_minute: 0.001}\n")  # every turn kept; the judge held back
+    sidecar = SidecarProcess(tmp_path, config)
+    acked: set[str] = set()
+    if protocol == "grpc":
+        exporter = _recording(GrpcExporter, acked)(endpoint=sidecar.grpc_endpoint,
+                                                   insecure=True, timeout=2)
+    else:
+        exporter = _recording(HttpExporter, acked)(
+            endpoint=f"http://127.0.0.1:{sidecar.ports['http']}/v1/traces", timeout=2)
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop-bot"}))
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=20))
+    stop = threading.Event()
+    sender = threading.Thread(target=_stream, args=(provider, stop, 300.0))
+    sender.start()
+    try:
+        wait_until(lambda: len(acked) >= 300, 60, "300 traces acknowledged")
+        assert sidecar.stop() == 0, sidecar.log.read_text()[-3000:]
+    finally:
+        stop.set()
+        sender.join(timeout=30)
+    provider.shutdown()
+    stored = {row[0] for row in _rows(sidecar.store_path, "SELECT trace_id FROM turns")}
+    assert len(acked) >= 300 and acked <= stored, sorted(acked - stored)[:5]
+    assert "Traceback" not in sidecar.log.read_text()
