@@ -693,6 +693,16 @@ fn json_redump(text: &str) -> PyResult<String> {
     Ok(parsed.value.to_json())
 }
 
+/// zlib's CRC-32 of `data`, resumed from `value` (`zlib.crc32(data, value)`), with SIMD: the
+/// write-ahead log's record checksum, over every request body it logs.
+#[pyfunction]
+#[pyo3(signature = (data, value = 0))]
+fn crc32(data: &[u8], value: u32) -> u32 {
+    let mut hasher = crc32fast::Hasher::new_with_initial(value);
+    hasher.update(data);
+    hasher.finalize()
+}
+
 /// The protobuf fields the decoder knows, as (message, number, kind): see wire::schema.
 #[pyfunction]
 fn schema() -> Vec<(&'static str, u32, String)> {
@@ -717,6 +727,7 @@ fn assistant_monitor_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sample::TurnSampler>()?;
     m.add_function(wrap_pyfunction!(assemble::py_build_turn, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(crc32, m)?)?;
     m.add_function(wrap_pyfunction!(json_loads, m)?)?;
     m.add_function(wrap_pyfunction!(json_redump, m)?)?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
