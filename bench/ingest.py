@@ -409,7 +409,7 @@ async def serve_layer(layer: str, kind: str) -> None:
     class CutSink:
         def admit(self) -> None: ...
 
-        async def accept(self, batch: Batch, *_: Any) -> None:
+        def accept(self, batch: Batch, *_: Any) -> None:
             if layer == "assembly":  # answered after this: no work is left when the sender ends
                 assembler.add(batch.facts)
                 assembler.expire()

@@ -101,16 +101,17 @@ class TurnPipeline:
             self.metrics.wal_refusals.inc()
             raise RetryableError("write-ahead log is full; retry later")
 
-    async def accept(self, batch: Batch, receiver: str, signal: Signal, body: bytes,
-                     fmt: Format) -> None:
-        """An OTLP receiver's request: logged, consumed, and on disk before this returns."""
+    def accept(self, batch: Batch, receiver: str, signal: Signal, body: bytes,
+               fmt: Format) -> asyncio.Future[None] | None:
+        """An OTLP receiver's request, logged and consumed; on disk once the future is done
+        (None: already)."""
         if self.wal is None or not batch.facts:
             self.consume(batch, receiver, signal)
-            return
+            return None
         lsn = self.wal.append(signal, fmt, body)
         self.consume(batch, receiver, signal)
         self.wal.track(lsn, {f.trace_id for f in batch.facts}, self.holds)
-        await self.wal.sync(lsn)
+        return self.wal.on_disk(lsn)
 
     def consume(self, batch: Batch, receiver: str, signal: Signal) -> None:
         self.metrics.count_batch(batch, receiver, signal)

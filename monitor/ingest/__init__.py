@@ -5,6 +5,7 @@ Receivers see the rest of the pipeline only through `SpanSink`.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 from typing import Protocol
 
@@ -21,10 +22,11 @@ class SpanSink(Protocol):
     def consume(self, batch: Batch, receiver: str, signal: Signal) -> None:
         """Take a decoded batch; never raises."""
 
-    async def accept(self, batch: Batch, receiver: str, signal: Signal, body: bytes,
-                     fmt: Format) -> None:
-        """Take an OTLP receiver's decoded request and its body; return once it is durable, so
-        the receiver answers 2xx only then. RetryableError when it cannot be logged."""
+    def accept(self, batch: Batch, receiver: str, signal: Signal, body: bytes,
+               fmt: Format) -> asyncio.Future[None] | None:
+        """Take an OTLP receiver's decoded request and its body (logged, then consumed). It is
+        durable once the future returned is done (None: at once): the receiver answers 2xx only
+        then. RetryableError, raised or set on the future, when it cannot be logged."""
 
 
 def check_bearer(header: str | None, token: str | None) -> None:

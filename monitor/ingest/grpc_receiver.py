@@ -26,7 +26,7 @@ from monitor.errors import (
     wire_text,
 )
 from monitor.ingest import Signal, SpanSink, check_bearer
-from monitor.ingest.otlp import OtlpDecoder
+from monitor.ingest.otlp import Batch, OtlpDecoder
 from monitor.ingest.telemetry import IngestTelemetry
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,6 @@ class GrpcReceiver:
         self.metrics = metrics
         self.token = bearer_token
         self._server: compiled.GrpcServer | None = None
-        self._serving: set[asyncio.Task[None]] = set()  # calls being served (held till done)
         self.port: int | None = None
 
     async def start(self) -> None:
@@ -77,29 +76,44 @@ class GrpcReceiver:
         if self._server is None:
             return
         for call in self._server.take():
-            task = asyncio.create_task(self._export(call))
-            self._serving.add(task)
-            task.add_done_callback(self._serving.discard)
+            self._serve(call)
 
-    async def _export(self, call: compiled.GrpcCall) -> None:
+    def _serve(self, call: compiled.GrpcCall) -> None:
+        """On the loop, without a task of its own (that cost more than the rest of the hand-off):
+        a request waiting for the write-ahead log's fsync is answered from its callback."""
         signal: Signal = call.signal
         try:
             check_bearer(call.authorization, self.token)
             self.sink.admit()
             batch = self.decoder.decode(signal, call.body, "proto")
-            await self.sink.accept(batch, "grpc", signal, call.body, "proto")  # logged first
-        except (PermanentError, RetryableError, Unauthenticated) as exc:
-            self.metrics.receiver_requests.labels("grpc", signal, _outcome(exc)).inc()
-            call.fail(*_status(exc))
+            on_disk = self.sink.accept(batch, "grpc", signal, call.body, "proto")  # logged first
+        except Exception as exc:
+            self._refuse(call, signal, exc)
             return
-        except Exception as exc:  # a bug: its text may quote trace content, so not logged
-            log.error("OTLP/gRPC export failed: %s", type(exc).__name__)
-            self.metrics.receiver_requests.labels("grpc", signal, "internal_error").inc()
-            call.fail(grpc.StatusCode.INTERNAL.value[0], "internal error")
+        if on_disk is None:
+            self._answer(call, signal, batch, None)
+        else:
+            on_disk.add_done_callback(
+                lambda done: self._answer(call, signal, batch, done.exception()))
+
+    def _answer(self, call: compiled.GrpcCall, signal: Signal, batch: Batch,
+                error: BaseException | None) -> None:
+        if error is not None:
+            self._refuse(call, signal, error)
             return
         outcome = "partial" if batch.rejected_total else "accepted"
         self.metrics.receiver_requests.labels("grpc", signal, outcome).inc()
         call.respond(batch.response(signal).SerializeToString())
+
+    def _refuse(self, call: compiled.GrpcCall, signal: Signal, exc: BaseException) -> None:
+        if isinstance(exc, PermanentError | RetryableError | Unauthenticated):
+            self.metrics.receiver_requests.labels("grpc", signal, _outcome(exc)).inc()
+            call.fail(*_status(exc))
+            return
+        # A bug: its text may quote trace content, so only its type is logged.
+        log.error("OTLP/gRPC export failed: %s", type(exc).__name__)
+        self.metrics.receiver_requests.labels("grpc", signal, "internal_error").inc()
+        call.fail(grpc.StatusCode.INTERNAL.value[0], "internal error")
 
 
 def _status(exc: MonitorError) -> tuple[int, str, bytes | None]:

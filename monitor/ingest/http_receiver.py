@@ -150,7 +150,9 @@ class HttpReceiver:
             self.sink.admit()
             body = await self._body(request)
             batch = self.decoder.decode(signal, body, fmt)
-            await self.sink.accept(batch, "http", signal, body, fmt)  # logged before the answer
+            on_disk = self.sink.accept(batch, "http", signal, body, fmt)
+            if on_disk is not None:  # answered once logged
+                await on_disk
             response, content_type = _encode(batch.response(signal), fmt)
         except PermanentError as exc:
             return self._error(signal, exc, exc.http_status, fmt or "json")

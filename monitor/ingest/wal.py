@@ -6,7 +6,8 @@
     wal.start()                                  # a new segment; replayed ones stay until trimmed
     lsn = wal.append("traces", "proto", body)    # before consuming; RetryableError when full
     wal.track(lsn, trace_ids, holds)             # after consuming: which traces it keeps open
-    await wal.sync(lsn)                          # group commit, then the receiver answers 2xx
+    wal.on_disk(lsn)                             # None, or a future done once it is fsync'd
+                                                 # (group commit): then the receiver answers 2xx
     wal.settle(trace_id)                         # its turn is stored or decided against
     wal.trim()                                   # on every tick: drop segments fully settled
 
@@ -26,7 +27,6 @@ without content, and replay goes on with the next segment.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import struct
@@ -90,7 +90,9 @@ class WriteAheadLog:
         self._fd: int | None = None
         self._next_lsn = 0
         self._synced_lsn = -1
-        self._flush: asyncio.Task[None] | None = None
+        self._flush: asyncio.Task[None] | None = None  # the group commit, while requests wait
+        self._fsyncing = False  # its thread is in fsync: the file may not be switched
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []  # (lsn, done once on disk)
         self._open: OrderedDict[bytes, int] = OrderedDict()  # trace id -> first lsn; in lsn order
         self._settled: list[bytes] = []  # trace ids to write in the next `settled` record
         self._replay_settled: dict[bytes, int] = {}  # during replay: trace id -> last settled lsn
@@ -173,8 +175,7 @@ class WriteAheadLog:
             raise RetryableError(f"write-ahead log is full ({self.settings.max_size_mib} MiB of "
                                  "requests whose turns are not settled yet); retry later")
         lsn = self._write(_frame(_KINDS[signal, fmt], body))
-        if self._flush is None:
-            self._maybe_rotate()
+        self._maybe_rotate()
         return lsn
 
     def track(self, lsn: int, trace_ids: Iterable[bytes], holds: Callable[[bytes], bool]) -> None:
@@ -186,33 +187,54 @@ class WriteAheadLog:
             else:
                 self._settled.append(trace_id)
 
-    async def sync(self, lsn: int) -> None:
-        """Return once record `lsn` is on disk: one fsync covers every request waiting for it."""
-        if not self.settings.fsync:
-            return
-        while self._synced_lsn < lsn:
-            if self._flush is None:
-                self._flush = asyncio.get_running_loop().create_task(self._fsync())
-            try:
-                await asyncio.shield(self._flush)
-            except OSError as exc:
-                raise RetryableError(f"write-ahead log: fsync failed ({exc.strerror})",
-                                     overloaded=False) from None
+    def on_disk(self, lsn: int) -> asyncio.Future[None] | None:
+        """None if record `lsn` is on disk already (or fsync is off); else a future done once it
+        is, or failed with RetryableError if the fsync failed. One fsync covers every record
+        appended before it began: requests that arrive while one runs share the next."""
+        if not self.settings.fsync or self._synced_lsn >= lsn:
+            return None
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
+        self._waiters.append((lsn, waiter))
+        if self._flush is None:
+            self._flush = loop.create_task(self._group_commit())
+        return waiter
 
-    async def _fsync(self) -> None:
-        upto, fd = self._next_lsn - 1, self._fd
-        assert fd is not None
-        started = time.perf_counter()
+    async def _group_commit(self) -> None:
         try:
-            await asyncio.to_thread(os.fsync, fd)
-        except OSError as exc:
-            log.error("write-ahead log: fsync failed: %s", exc.strerror)
-            raise
+            while self._waiters:
+                upto, fd = self._next_lsn - 1, self._fd
+                assert fd is not None
+                started = time.perf_counter()
+                self._fsyncing = True
+                try:
+                    await asyncio.to_thread(os.fsync, fd)
+                except OSError as exc:
+                    log.error("write-ahead log: fsync failed: %s", exc.strerror)
+                    self._settle_waiters(upto, RetryableError(
+                        f"write-ahead log: fsync failed ({exc.strerror})", overloaded=False))
+                    continue
+                finally:
+                    self._fsyncing = False
+                self.metrics.wal_fsync_seconds.observe(time.perf_counter() - started)
+                self._synced_lsn = max(self._synced_lsn, upto)
+                self._maybe_rotate()  # may fsync what was appended meanwhile: synced_lsn moves
+                self._settle_waiters(self._synced_lsn, None)
         finally:
             self._flush = None
-        self.metrics.wal_fsync_seconds.observe(time.perf_counter() - started)
-        self._synced_lsn = max(self._synced_lsn, upto)
-        self._maybe_rotate()
+
+    def _settle_waiters(self, upto: int, error: RetryableError | None) -> None:
+        waiting = []
+        for lsn, waiter in self._waiters:
+            if lsn > upto:
+                waiting.append((lsn, waiter))
+            elif waiter.done():  # its request was given up (an HTTP client gone)
+                pass
+            elif error is None:
+                waiter.set_result(None)
+            else:
+                waiter.set_exception(error)
+        self._waiters = waiting
 
     def settle(self, trace_id: bytes) -> None:
         """The trace's turn is persisted in the store or decided against: it need not replay."""
@@ -236,8 +258,7 @@ class WriteAheadLog:
         if self._fd is None:
             return
         while self._flush is not None:  # its thread still uses the file descriptor
-            with contextlib.suppress(OSError):
-                await asyncio.shield(self._flush)
+            await asyncio.shield(self._flush)
         self.trim()
         if self.settings.fsync:
             os.fsync(self._fd)
@@ -267,7 +288,7 @@ class WriteAheadLog:
 
     def _maybe_rotate(self) -> None:
         """Start a new segment when this one is big enough (never while an fsync is running)."""
-        if self._segments[-1].size < self.settings.segment_size_mib << 20 or self._flush:
+        if self._segments[-1].size < self.settings.segment_size_mib << 20 or self._fsyncing:
             return
         assert self._fd is not None
         if self.settings.fsync:
