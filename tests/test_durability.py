@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import random
 import sqlite3
 import struct
@@ -26,6 +27,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
 from prometheus_client import CollectorRegistry
 
 from monitor.config import WalSettings
+from monitor.errors import RetryableError
 from monitor.ingest.wal import WriteAheadLog
 from monitor.telemetry import Metrics
 from tests import traffic
@@ -63,6 +65,36 @@ def test_a_log_framed_with_zlibs_crc_replays(tmp_path: Path) -> None:
     assert [r.body for r in log.replay()] == bodies[:-1]
     assert metrics.registry.get_sample_value("assistant_wal_records_skipped_total",
                                              {"reason": "corrupt"}) == 1
+
+
+def test_one_fsync_covers_the_waiting_requests_and_a_failed_one_is_retryable(
+        tmp_path: Path) -> None:
+    async def scenario() -> None:
+        wal, metrics = _log(tmp_path)
+        list(wal.replay())
+        wal.start()
+        lsns = [wal.append("traces", "proto", b"x" * n) for n in (10, 20, 30)]
+        waiting = [wal.on_disk(lsn) for lsn in lsns]
+        await asyncio.gather(*waiting)  # type: ignore[arg-type]
+        assert metrics.registry.get_sample_value("assistant_wal_fsync_seconds_count") == 1
+        assert wal.on_disk(lsns[-1]) is None  # on disk already: nothing to wait for
+
+        lsn = wal.append("traces", "proto", b"y")
+        failing = wal.on_disk(lsn)
+        read, write = os.pipe()  # the group commit fsyncs a pipe: the OS refuses (EINVAL)
+        real, wal._fd = wal._fd, read
+        try:
+            with pytest.raises(RetryableError, match="fsync failed"):
+                await failing  # type: ignore[misc]
+        finally:
+            wal._fd = real
+            os.close(read)
+            os.close(write)
+        await wal.on_disk(lsn)  # type: ignore[misc]  # asked again: the next fsync succeeds
+        assert metrics.registry.get_sample_value("assistant_wal_fsync_seconds_count") == 2
+        await wal.close()
+
+    asyncio.run(scenario())
 
 
 def test_torn_last_record_is_skipped_counted_and_replay_goes_on(tmp_path: Path, caplog) -> None:
