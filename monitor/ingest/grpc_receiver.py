@@ -67,10 +67,11 @@ class GrpcReceiver:
         log.info("OTLP/gRPC receiver listening on %s (port %s)", self.settings.endpoint, self.port)
 
     async def stop(self, grace_s: float = 5.0) -> None:
-        server, self._server = self._server, None
+        server = self._server
         if server is not None:  # calls in flight are served while the server's thread winds down
             await asyncio.to_thread(server.stop, grace_s)
             asyncio.get_running_loop().remove_reader(server.wake_fd)
+            self._server = None
 
     def _take_calls(self) -> None:
         if self._server is None:

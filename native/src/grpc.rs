@@ -240,15 +240,16 @@ impl GrpcCall {
     }
 }
 
-/// The server: bound when made, serving on its own thread until `stop`.
-#[pyclass(module = "assistant_monitor_native")]
+/// The server: bound when made, serving on its own thread until `stop`. Frozen (no borrow
+/// flag): the loop takes calls while another thread waits in `stop`.
+#[pyclass(module = "assistant_monitor_native", frozen)]
 pub struct GrpcServer {
     queue: Arc<Queue>,
     wake: std::io::PipeReader,
     #[pyo3(get)]
     port: u16,
     stopping: watch::Sender<Option<Duration>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 #[pymethods]
@@ -316,7 +317,7 @@ impl GrpcServer {
             // Dropping the runtime drops what is still in flight: those calls' clients see
             // their connection close, and retry.
         })?;
-        Ok(GrpcServer { queue, wake, port, stopping, thread: Some(thread) })
+        Ok(GrpcServer { queue, wake, port, stopping, thread: Mutex::new(Some(thread)) })
     }
 
     /// The pipe's read end: readable when calls are waiting (for the event loop's add_reader).
@@ -341,9 +342,10 @@ impl GrpcServer {
 
     /// Stop taking calls, let those in flight finish for up to `grace_s`, and end the thread.
     /// Blocks (without the GIL): call it from a worker thread while the loop serves calls.
-    fn stop(&mut self, py: Python<'_>, grace_s: f64) {
+    fn stop(&self, py: Python<'_>, grace_s: f64) {
         let _ = self.stopping.send(Some(Duration::from_secs_f64(grace_s.max(0.0))));
-        if let Some(thread) = self.thread.take() {
+        let thread = self.thread.lock().unwrap().take();
+        if let Some(thread) = thread {
             py.allow_threads(|| {
                 let _ = thread.join();
             });
