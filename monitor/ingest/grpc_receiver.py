@@ -80,8 +80,9 @@ class GrpcReceiver:
             self._serve(call)
 
     def _serve(self, call: compiled.GrpcCall) -> None:
-        """On the loop, without a task of its own (that cost more than the rest of the hand-off):
-        a request waiting for the write-ahead log's fsync is answered from its callback."""
+        """On the loop, without a task of its own (in a profile, creating and stepping one was a
+        third of the hand-off's Python time): a request waiting for the write-ahead log's fsync
+        is answered from the future's callback."""
         signal: Signal = call.signal
         try:
             check_bearer(call.authorization, self.token)
