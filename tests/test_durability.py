@@ -4,6 +4,7 @@ torn record or a full log is handled without loss or unbounded growth."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -15,6 +16,7 @@ import time
 import urllib.error
 import urllib.request
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -235,6 +237,30 @@ def _stream(provider: TracerProvider, stop: threading.Event, rate: float) -> Non
         n += 1
 
 
+@contextlib.contextmanager
+def _streaming(sidecar: SidecarProcess, protocol: str, acked: set[str]) -> Iterator[None]:
+    """While the block runs, the SDK's exporter sends `sidecar` 300 turns a second over
+    `protocol`, noting in `acked` the traces of every export acknowledged; after it, what the
+    exporter still tries fails (not acknowledged)."""
+    if protocol == "grpc":
+        exporter = _recording(GrpcExporter, acked)(endpoint=sidecar.grpc_endpoint,
+                                                   insecure=True, timeout=2)
+    else:
+        exporter = _recording(HttpExporter, acked)(
+            endpoint=f"http://127.0.0.1:{sidecar.ports['http']}/v1/traces", timeout=2)
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop-bot"}))
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50))
+    stop = threading.Event()
+    sender = threading.Thread(target=_stream, args=(provider, stop, 300.0))
+    sender.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        sender.join(timeout=30)
+        provider.shutdown()
+
+
 def _rows(store: Path, sql: str) -> list[tuple]:
     with sqlite3.connect(store) as db:
         return db.execute(sql).fetchall()
@@ -251,24 +277,9 @@ def test_kill_9_mid_stream_loses_no_acknowledged_trace_and_judges_none_twice(
             f"      - {{name: judge, base_url: '{judge.base_url}', model: m, max_concurrency: 8}}\n")
         sidecar = SidecarProcess(tmp_path, config)
         acked: set[str] = set()
-        if protocol == "grpc":
-            exporter = _recording(GrpcExporter, acked)(endpoint=sidecar.grpc_endpoint,
-                                                       insecure=True, timeout=2)
-        else:
-            exporter = _recording(HttpExporter, acked)(
-                endpoint=f"http://127.0.0.1:{sidecar.ports['http']}/v1/traces", timeout=2)
-        provider = TracerProvider(resource=Resource.create({"service.name": "shop-bot"}))
-        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50))
-        stop = threading.Event()
-        sender = threading.Thread(target=_stream, args=(provider, stop, 300.0))
-        sender.start()
-        try:
+        with _streaming(sidecar, protocol, acked):
             wait_until(lambda: len(acked) >= 400, 60, "400 traces acknowledged")
             sidecar.kill()
-        finally:
-            stop.set()
-            sender.join(timeout=30)
-        provider.shutdown()  # what it still tries to export fails: not acknowledged
         store = sidecar.store_path
         stored = {row[0] for row in _rows(store, "SELECT trace_id FROM turns")}
         assert acked - stored, "the kill must land while acknowledged traces are in memory"
@@ -298,24 +309,9 @@ def test_sigterm_mid_stream_stores_every_acknowledged_trace(tmp_path: Path, prot
               "judging: {calls_per_minute: 0.001}\n")  # every turn kept; the judge held back
     sidecar = SidecarProcess(tmp_path, config)
     acked: set[str] = set()
-    if protocol == "grpc":
-        exporter = _recording(GrpcExporter, acked)(endpoint=sidecar.grpc_endpoint,
-                                                   insecure=True, timeout=2)
-    else:
-        exporter = _recording(HttpExporter, acked)(
-            endpoint=f"http://127.0.0.1:{sidecar.ports['http']}/v1/traces", timeout=2)
-    provider = TracerProvider(resource=Resource.create({"service.name": "shop-bot"}))
-    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=20))
-    stop = threading.Event()
-    sender = threading.Thread(target=_stream, args=(provider, stop, 300.0))
-    sender.start()
-    try:
+    with _streaming(sidecar, protocol, acked):
         wait_until(lambda: len(acked) >= 300, 60, "300 traces acknowledged")
         assert sidecar.stop() == 0, sidecar.log.read_text()[-3000:]
-    finally:
-        stop.set()
-        sender.join(timeout=30)
-    provider.shutdown()
     stored = {row[0] for row in _rows(sidecar.store_path, "SELECT trace_id FROM turns")}
     assert len(acked) >= 300 and acked <= stored, sorted(acked - stored)[:5]
     assert "Traceback" not in sidecar.log.read_text()
