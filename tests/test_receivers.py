@@ -291,9 +291,10 @@ def test_a_call_queued_as_the_grpc_receiver_stops_is_still_answered() -> None:
     replies: list[bytes] = []
 
     async def scenario() -> float:
+        decoder = OtlpDecoder(max_attribute_length=1000, max_value_depth=8)
         receiver = GrpcReceiver(GrpcReceiverSettings(endpoint="127.0.0.1:0"), TLSSettings(),
-                                OtlpDecoder(max_attribute_length=1000, max_value_depth=8),
-                                Sink(), IngestTelemetry(CollectorRegistry()))  # type: ignore[arg-type]
+                                decoder, Sink(),  # type: ignore[arg-type]
+                                IngestTelemetry(CollectorRegistry()))
         await receiver.start()
         client = threading.Thread(target=lambda: replies.append(_grpc_export(
             f"127.0.0.1:{receiver.port}", request.SerializeToString())))

@@ -261,10 +261,11 @@ impl GrpcServer {
     fn new(endpoint: &str, max_message_bytes: usize, tls: Option<(Vec<u8>, Vec<u8>)>)
            -> PyResult<Self> {
         // As an OSError with its errno, as Python's own servers raise it (the CLI names the port).
-        let listener = bind(endpoint).map_err(|err| PyOSError::new_err((
-            err.raw_os_error().unwrap_or(0),
-            format!("error while attempting to bind on {endpoint}: {}", std::io::Error::from(err.kind())),
-        )))?;
+        let listener = bind(endpoint).map_err(|err| {
+            let reason = std::io::Error::from(err.kind()); // its text, without "(os error N)"
+            let message = format!("error while attempting to bind on {endpoint}: {reason}");
+            PyOSError::new_err((err.raw_os_error().unwrap_or(0), message))
+        })?;
         let port = listener.local_addr()?.port();
         listener.set_nonblocking(true)?;
         let mut builder = tonic::transport::Server::builder()
