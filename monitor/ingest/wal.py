@@ -226,6 +226,10 @@ class WriteAheadLog:
                 self._synced_lsn = max(self._synced_lsn, upto)
                 self._maybe_rotate()  # may fsync what was appended meanwhile: synced_lsn moves
                 self._settle_waiters(self._synced_lsn, None)
+        except OSError as exc:  # a new segment could not be started: no request is left waiting
+            log.error("write-ahead log: switching segments failed: %s", exc.strerror)
+            self._settle_waiters(self._next_lsn, RetryableError(
+                f"write-ahead log: switching segments failed ({exc.strerror})", overloaded=False))
         finally:
             self._flush = None
 
