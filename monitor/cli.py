@@ -70,7 +70,7 @@ async def _run(settings: Settings, demo: bool, config: str | None = None) -> Non
     except OSError as exc:
         if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES):
             raise
-        reason = str(exc).split(";")[0].rstrip(".")
+        reason = str(exc).rstrip(".")
         raise ConfigError([f"cannot listen: {reason}. Is another assistant-monitor running? Choose "
                            "free ports with receivers.grpc.endpoint, receivers.http.endpoint "
                            "and admin.endpoint"]) from None

@@ -278,22 +278,24 @@ def test_a_call_queued_as_the_grpc_receiver_stops_is_still_answered() -> None:
     `stop` is served, so the stop does not wait out its grace period for it."""
 
     class Sink:  # the pipeline's interface, taking everything
-        accepted = 0
+        def __init__(self) -> None:
+            self.accepted = 0
 
         def admit(self) -> None: ...
 
         def accept(self, batch: object, *_: object) -> None:
-            Sink.accepted += 1
+            self.accepted += 1
 
     request = ExportTraceServiceRequest()
     request.resource_spans.add().scope_spans.add().spans.add(
         trace_id=bytes(range(1, 17)), span_id=bytes(range(1, 9)), name="turn")
     replies: list[bytes] = []
+    sink = Sink()
 
     async def scenario() -> float:
         decoder = OtlpDecoder(max_attribute_length=1000, max_value_depth=8)
         receiver = GrpcReceiver(GrpcReceiverSettings(endpoint="127.0.0.1:0"), TLSSettings(),
-                                decoder, Sink(),  # type: ignore[arg-type]
+                                decoder, sink,  # type: ignore[arg-type]
                                 IngestTelemetry(CollectorRegistry()))
         await receiver.start()
         client = threading.Thread(target=lambda: replies.append(_grpc_export(
@@ -308,7 +310,7 @@ def test_a_call_queued_as_the_grpc_receiver_stops_is_still_answered() -> None:
         return time.monotonic() - started
 
     took = asyncio.run(scenario())
-    assert Sink.accepted == 1 and len(replies) == 1
+    assert sink.accepted == 1 and len(replies) == 1
     assert ExportTraceServiceResponse.FromString(replies[0]).partial_success.rejected_spans == 0
     assert took < 15, f"the stop waited {took:.1f} s for a call it held"
 

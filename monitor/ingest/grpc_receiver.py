@@ -62,7 +62,7 @@ class GrpcReceiver:
             tls = (self.tls.cert_file.read_bytes(), self.tls.key_file.read_bytes())
         server = compiled.GrpcServer(self.settings.endpoint,
                                      self.settings.max_recv_msg_size_mib << 20, tls)
-        asyncio.get_running_loop().add_reader(server.wake_fd, self._take_calls)
+        asyncio.get_running_loop().add_reader(server.wake_fd, self._take_calls, server)
         self._server, self.port = server, server.port
         log.info("OTLP/gRPC receiver listening on %s (port %s)", self.settings.endpoint, self.port)
 
@@ -73,10 +73,8 @@ class GrpcReceiver:
             asyncio.get_running_loop().remove_reader(server.wake_fd)
             self._server = None
 
-    def _take_calls(self) -> None:
-        if self._server is None:
-            return
-        for call in self._server.take():
+    def _take_calls(self, server: compiled.GrpcServer) -> None:
+        for call in server.take():
             self._serve(call)
 
     def _serve(self, call: compiled.GrpcCall) -> None:
