@@ -99,6 +99,40 @@ def test_one_fsync_covers_the_waiting_requests_and_a_failed_one_is_retryable(
     asyncio.run(scenario())
 
 
+def test_a_segment_that_cannot_be_started_leaves_the_log_writing_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A record appended while the group commit's fsync runs fills the segment: the switch waits
+    for that fsync. When the new segment cannot be created (a directory squats its name), the
+    requests waiting are answered all the same, their records being on disk; the log writes on in
+    the full segment, says so once, and switches at a later record; nothing is lost on replay."""
+    async def scenario() -> list[bytes]:
+        wal = WriteAheadLog(tmp_path, WalSettings(segment_size_mib=1),
+                            Metrics(CollectorRegistry()))
+        list(wal.replay())
+        wal.start()
+        first = wal.on_disk(wal.append("traces", "proto", b"a"))
+        while not wal._fsyncing:  # the group commit's fsync is on its thread
+            await asyncio.sleep(0)
+        full = wal.append("traces", "proto", b"b" * (1 << 20))  # no switch during an fsync
+        squatter = tmp_path / f"{full + 1:016d}.wal"
+        squatter.mkdir()
+        await asyncio.wait_for(asyncio.gather(first, wal.on_disk(full)), 10)  # type: ignore[arg-type]
+        assert len(list(tmp_path.glob("*.wal"))) == 2  # the full segment and the squatter
+        last = wal.append("traces", "proto", b"c")
+        assert sum(p.is_file() for p in tmp_path.glob("*.wal")) == 2  # switched after it
+        assert wal.on_disk(last) is None  # the switch fsynced the full segment
+        os.close(wal._fd)  # type: ignore[arg-type]  # stopped as by a crash
+        return [r.body for r in WriteAheadLog(tmp_path, WalSettings(), Metrics(
+            CollectorRegistry())).replay()]
+
+    with caplog.at_level(logging.ERROR, logger="monitor.ingest.wal"):
+        bodies = asyncio.run(scenario())
+    assert bodies == [b"a", b"b" * (1 << 20), b"c"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "write-ahead log: starting a new segment failed (Is a directory); writing on in "
+        "0000000000000000.wal"]
+
+
 def test_torn_last_record_is_skipped_counted_and_replay_goes_on(tmp_path: Path, caplog) -> None:
     first, _ = _log(tmp_path)
     assert list(first.replay()) == []

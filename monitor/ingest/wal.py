@@ -98,6 +98,7 @@ class WriteAheadLog:
         self._synced_lsn = -1
         self._flush: asyncio.Task[None] | None = None  # the group commit, while requests wait
         self._fsyncing = False  # its thread is in fsync: the file may not be switched
+        self._switch_failing = False  # the last try to start a new segment failed (logged)
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []  # (lsn, done once on disk)
         self._open: OrderedDict[bytes, int] = OrderedDict()  # trace id -> first lsn; in lsn order
         self._settled: list[bytes] = []  # trace ids to write in the next `settled` record
@@ -109,7 +110,7 @@ class WriteAheadLog:
         """Every logged request, oldest first (the caller skips settled traces' facts)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         paths = sorted(p for p in self.directory.iterdir() if p.suffix == _SUFFIX
-                       and p.stem.isdigit())
+                       and p.stem.isdigit() and p.is_file())
         self._segments = [_Segment(int(p.stem), p, p.stat().st_size) for p in paths]
         for segment in self._segments:  # first pass: which traces were settled, and when
             for lsn, kind, payload in self._read(segment, report=False):
@@ -181,7 +182,12 @@ class WriteAheadLog:
             raise RetryableError(f"write-ahead log is full ({self.settings.max_size_mib} MiB of "
                                  "requests whose turns are not settled yet); retry later")
         lsn = self._write(_frame(_KINDS[signal, fmt], body))
-        self._maybe_rotate()
+        try:
+            self._maybe_rotate()
+        except OSError as exc:  # fsyncing the segment it left: this request is not on disk
+            log.error("write-ahead log: fsync failed: %s", exc.strerror)
+            raise RetryableError(f"write-ahead log: fsync failed ({exc.strerror})",
+                                 overloaded=False) from None
         return lsn
 
     def track(self, lsn: int, trace_ids: Iterable[bytes], holds: Callable[[bytes], bool]) -> None:
@@ -227,10 +233,10 @@ class WriteAheadLog:
                 self._synced_lsn = max(self._synced_lsn, upto)
                 self._maybe_rotate()  # may fsync what was appended meanwhile: synced_lsn moves
                 self._settle_waiters(self._synced_lsn, None)
-        except OSError as exc:  # a new segment could not be started: no request is left waiting
-            log.error("write-ahead log: switching segments failed: %s", exc.strerror)
+        except OSError as exc:  # fsyncing the segment left by a switch: none is left waiting
+            log.error("write-ahead log: fsync failed: %s", exc.strerror)
             self._settle_waiters(self._next_lsn, RetryableError(
-                f"write-ahead log: switching segments failed ({exc.strerror})", overloaded=False))
+                f"write-ahead log: fsync failed ({exc.strerror})", overloaded=False))
         finally:
             self._flush = None
 
@@ -298,24 +304,44 @@ class WriteAheadLog:
         return lsn
 
     def _maybe_rotate(self) -> None:
-        """Start a new segment when this one is big enough (never while an fsync is running)."""
+        """Start a new segment when this one is big enough (never while an fsync is running).
+        If the new one cannot be created, this one grows on: what it holds is safe, so no
+        request fails for it; logged once, and tried again at the next record."""
         if self._segments[-1].size < self.settings.segment_size_mib << 20 or self._fsyncing:
             return
-        assert self._fd is not None
-        if self.settings.fsync:
-            os.fsync(self._fd)  # what was appended since the last group commit
-            self._synced_lsn = self._next_lsn - 1
-        os.close(self._fd)
-        self._open_segment()
+        old = self._fd
+        assert old is not None
+        try:
+            self._open_segment()
+        except OSError as exc:
+            if not self._switch_failing:
+                log.error("write-ahead log: starting a new segment failed (%s); writing on in %s",
+                          exc.strerror, self._segments[-1].path.name)
+            self._switch_failing = True
+            return
+        self._switch_failing = False
+        try:
+            if self.settings.fsync:
+                os.fsync(old)  # what was appended to it since the last group commit
+                self._synced_lsn = self._next_lsn - 1
+        finally:
+            os.close(old)
 
     def _open_segment(self) -> None:
+        """Create the next segment and write into it; on failure nothing changes."""
         path = self.directory / f"{self._next_lsn:016d}{_SUFFIX}"
         # O_TRUNC: the only file that can have this name holds no valid record (see start()).
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
-        if self.settings.fsync:  # the new file's name must survive a power cut too
-            directory = os.open(self.directory, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        try:
+            if self.settings.fsync:  # the new file's name must survive a power cut too
+                directory = os.open(self.directory, os.O_RDONLY)
+                try:
+                    os.fsync(directory)
+                finally:
+                    os.close(directory)
+        except OSError:
+            os.close(fd)
+            path.unlink(missing_ok=True)
+            raise
+        self._fd = fd
         self._segments.append(_Segment(self._next_lsn, path, 0))
