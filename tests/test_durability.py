@@ -111,8 +111,9 @@ def test_a_segment_that_cannot_be_started_leaves_the_log_writing_on(
         list(wal.replay())
         wal.start()
         first = wal.on_disk(wal.append("traces", "proto", b"a"))
-        while not wal._fsyncing:  # the group commit's fsync is on its thread
-            await asyncio.sleep(0)
+        async with asyncio.timeout(10):
+            while not wal._fsyncing:  # the group commit's fsync is on its thread
+                await asyncio.sleep(0)
         full = wal.append("traces", "proto", b"b" * (1 << 20))  # no switch during an fsync
         squatter = tmp_path / f"{full + 1:016d}.wal"
         squatter.mkdir()
