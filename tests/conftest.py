@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import json
+import sys
 import tempfile
 import threading
 import time
@@ -36,7 +38,12 @@ class RunningSidecar:
         return Sidecar(settings, registry=self.registry, downstream=self.downstream)
 
     def call(self, coro: Any, timeout_s: float = 30.0) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout_s)
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        try:
+            return future.result(timeout=timeout_s)
+        except TimeoutError:
+            _report_stuck(self._loop)
+            raise
 
     @property
     def grpc_endpoint(self) -> str:
@@ -78,6 +85,15 @@ class RunningSidecar:
         self.call(self.sidecar.stop(), timeout_s=60.0)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
+
+
+def _report_stuck(loop: asyncio.AbstractEventLoop) -> None:
+    """Where a call that timed out is waiting, in the failure's captured stderr: every thread's
+    stack, and each task still pending on the sidecar's loop with the await it is in."""
+    faulthandler.dump_traceback(all_threads=True)
+    for task in asyncio.all_tasks(loop):
+        print(f"pending: {task!r}", file=sys.stderr)
+        task.print_stack(file=sys.stderr)
 
 
 def test_settings(**overrides: Any) -> Settings:
