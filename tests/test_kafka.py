@@ -327,3 +327,28 @@ def test_sigterm_after_the_broker_is_gone_shuts_down_cleanly(sidecars: Start) ->
     for trace_id in judged_ids(sidecar.store_path):
         assert store_rows(sidecar.store_path,
                           f"SELECT 1 FROM verdicts WHERE trace_id = '{trace_id}'")
+
+
+def test_a_stop_step_that_swallows_its_cancellation_still_ends_at_its_bound(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """aiokafka's close paths await their own tasks' ends inside `suppress(CancelledError)`
+    (AIOKafkaClient.close, Fetcher.close): a stop's timeout that lands there is swallowed, and
+    the close goes on for as long as what follows takes. A member's stop steps end at their
+    bound all the same, so a stop stays bounded (the 60 s a test gives a sidecar's stop)."""
+    from monitor.queue.group import _bounded
+
+    async def close_like_aiokafka() -> None:
+        sync_task = asyncio.create_task(asyncio.sleep(3600))
+        with contextlib.suppress(asyncio.CancelledError):
+            await sync_task  # the step's cancellation lands here, and is swallowed
+        await asyncio.sleep(30)  # then its connections close, for as long as that takes
+
+    async def stop() -> float:
+        started = time.monotonic()
+        await _bounded(close_like_aiokafka(), "closing the client", timeout_s=0.2)
+        return time.monotonic() - started
+
+    with caplog.at_level("WARNING", logger="monitor.queue.group"):
+        elapsed = asyncio.run(asyncio.wait_for(stop(), 20))
+    assert elapsed < 5
+    assert "closing the client did not complete: TimeoutError" in caplog.text

@@ -241,8 +241,11 @@ class GroupMember:
         leave the group. Idempotent, and bounded in time even when the broker is gone."""
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(Exception, asyncio.CancelledError):  # a death is logged
-                await self._task
+            # A death is logged (_report_death); bounded, as each step below, should the task
+            # be inside a call that swallows the cancellation.
+            await asyncio.wait({self._task}, timeout=_STEP_TIMEOUT_S)
+            if not self._task.done():
+                log.warning("the Kafka consumer's task did not stop in time")
             self._task = None
         if self.consumer is not None:
             await self._give_up(set(self.tracker.pending))
@@ -394,12 +397,30 @@ class GroupMember:
 
 async def _bounded(work: Awaitable[Any], what: str, timeout_s: float = _STEP_TIMEOUT_S) -> None:
     """One step of a shutdown or a handover: bounded in time, and a failure does not stop the
-    steps after it (the broker may be gone)."""
+    steps after it (the broker may be gone). The step runs as a task of its own, cancelled at
+    the bound and not waited for: a timeout around an `await` cannot bound a step that swallows
+    its cancellation, as aiokafka's close paths do (`with suppress(CancelledError): await
+    self._sync_task` in AIOKafkaClient.close, the same in Fetcher.close) when it lands there."""
+    step = asyncio.ensure_future(work)
     try:
-        async with asyncio.timeout(timeout_s):
-            await work
-    except (KafkaError, TimeoutError) as exc:
-        log.warning("%s did not complete: %s", what, type(exc).__name__)
+        await asyncio.wait({step}, timeout=timeout_s)
+    except asyncio.CancelledError:
+        step.cancel()
+        raise
+    if not step.done():
+        step.cancel()  # left to end in the background; a later failure of it is not reported
+        step.add_done_callback(_consume_outcome)
+        log.warning("%s did not complete: %s", what, TimeoutError.__name__)
+    elif not step.cancelled() and isinstance(step.exception(), KafkaError):
+        log.warning("%s did not complete: %s", what, type(step.exception()).__name__)
+    else:
+        step.result()  # anything else is a bug: raised here, as before
+
+
+def _consume_outcome(task: asyncio.Future[Any]) -> None:
+    """An abandoned step's end: retrieved, so asyncio logs no 'exception never retrieved'."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _report_death(task: asyncio.Task[None]) -> None:
