@@ -5,7 +5,6 @@
 //! counted in `Issues`, never met later in assembly or judging.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::json;
@@ -304,7 +303,8 @@ impl Entry for (&str, &Value<'_>) {
 /// Unflatten `prefix.N.rest = v` keys into [{rest: v}, ...] ordered by N (N: 1 to 9 ASCII
 /// digits).
 pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, &'a Value<'a>)>> {
-    let mut groups: BTreeMap<u32, Vec<(&str, &Value)>> = BTreeMap::new();
+    // A few groups, nearly always met in order: a vector searched from its end, sorted once.
+    let mut groups: Vec<(u32, Vec<(&str, &Value)>)> = Vec::new();
     for entry in attrs {
         let (key, value) = (entry.key(), entry.value());
         let Some((index, rest)) = key.strip_prefix(prefix).and_then(|t| t.split_once('.')) else {
@@ -315,13 +315,22 @@ pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, 
         {
             continue;
         }
-        let group = groups.entry(index.parse().unwrap_or_default()).or_default();
+        let number: u32 = index.parse().unwrap_or_default();
+        let at = match groups.iter().rposition(|(n, _)| *n == number) {
+            Some(at) => at,
+            None => {
+                groups.push((number, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let group = &mut groups[at].1;
         match group.iter_mut().find(|(k, _)| *k == rest) {
             Some(slot) => slot.1 = value,
             None => group.push((rest, value)),
         }
     }
-    groups.into_values().collect()
+    groups.sort_unstable_by_key(|(n, _)| *n); // numbers are distinct
+    groups.into_iter().map(|(_, group)| group).collect()
 }
 
 /// The id frameworks (LangChain's retrievers, vector stores) keep in a document's metadata.
