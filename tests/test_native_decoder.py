@@ -276,6 +276,18 @@ def test_indexed_keys_unflatten_by_ascii_index_in_numeric_order() -> None:
     assert groups == [{"c": None, "c.d": [1]}, {"a": 1, "b": 2, "a.b.c": 16}, {"z": 17}, {"a": 8}]
 
 
+def test_indexed_keys_in_any_order_group_by_number() -> None:
+    """Out of order, repeated, and past the 16 groups from which they are found by hash."""
+    numbers = [*range(40), *range(40), *range(99, 39, -1)]
+    random.Random(7).shuffle(numbers)
+    attrs = {f"p.{n}.{field}": f"{n}{field}" for n in numbers for field in "ab"}
+    attrs |= {"p.3.a": "again", "p.77.c": "late"}  # a repeated key: the last value wins
+    groups, _ = assistant_monitor_native.read("indexed", attrs, "p.")
+    expected = [{"a": f"{n}a", "b": f"{n}b"} for n in range(100)]
+    expected[3]["a"], expected[77]["c"] = "again", "late"
+    assert groups == expected
+
+
 def test_malformed_bodies_are_named_not_echoed() -> None:
     decoder = OtlpDecoder(max_attribute_length=100, max_value_depth=4, native=True)
     secret = "my card number is 4111"

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 use crate::json;
+use crate::HashMap;
 use crate::value::{write_float_repr, Value};
 
 pub const MAX_JSON_DEPTH: usize = 32; // deeper tool arguments and message parts are dropped
@@ -303,8 +304,12 @@ impl Entry for (&str, &Value<'_>) {
 /// Unflatten `prefix.N.rest = v` keys into [{rest: v}, ...] ordered by N (N: 1 to 9 ASCII
 /// digits).
 pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, &'a Value<'a>)>> {
-    // A few groups, nearly always met in order: a vector searched from its end, sorted once.
+    // A few groups, nearly always met in order: a vector, sorted once. A key out of order is
+    // looked for, by a hash index past 16 groups (a hostile span's 100,000 would otherwise cost
+    // 100,000² comparisons).
     let mut groups: Vec<(u32, Vec<(&str, &Value)>)> = Vec::new();
+    let mut by_number: Option<HashMap<u32, usize>> = None;
+    let mut ascending = true; // so far: a number above the last one is a new group
     for entry in attrs {
         let (key, value) = (entry.key(), entry.value());
         let Some((index, rest)) = key.strip_prefix(prefix).and_then(|t| t.split_once('.')) else {
@@ -316,11 +321,27 @@ pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, 
             continue;
         }
         let number: u32 = index.parse().unwrap_or_default();
-        let at = match groups.iter().rposition(|(n, _)| *n == number) {
-            Some(at) => at,
-            None => {
-                groups.push((number, Vec::new()));
-                groups.len() - 1
+        let at = match groups.last() {
+            Some((last, _)) if *last == number => groups.len() - 1,
+            Some((last, _)) if ascending && *last < number => {
+                push_group(&mut groups, &mut by_number, number)
+            }
+            None => push_group(&mut groups, &mut by_number, number),
+            Some(_) => {
+                if by_number.is_none() && groups.len() >= 16 {
+                    by_number = Some(groups.iter().enumerate().map(|(at, (n, _))| (*n, at)).collect());
+                }
+                let found = match &by_number {
+                    Some(by_number) => by_number.get(&number).copied(),
+                    None => groups.iter().position(|(n, _)| *n == number),
+                };
+                match found {
+                    Some(at) => at,
+                    None => {
+                        ascending = false;
+                        push_group(&mut groups, &mut by_number, number)
+                    }
+                }
             }
         };
         let group = &mut groups[at].1;
@@ -331,6 +352,16 @@ pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, 
     }
     groups.sort_unstable_by_key(|(n, _)| *n); // numbers are distinct
     groups.into_iter().map(|(_, group)| group).collect()
+}
+
+/// A new group for index `number`, last: its place.
+fn push_group<T>(groups: &mut Vec<(u32, Vec<T>)>, by_number: &mut Option<HashMap<u32, usize>>,
+                 number: u32) -> usize {
+    if let Some(by_number) = by_number {
+        by_number.insert(number, groups.len());
+    }
+    groups.push((number, Vec::new()));
+    groups.len() - 1
 }
 
 /// The id frameworks (LangChain's retrievers, vector stores) keep in a document's metadata.
