@@ -167,6 +167,29 @@ def test_a_tool_called_twice_alike_explains_each_call_from_its_own_request() -> 
         (3).to_bytes(8, "big").hex(), (5).to_bytes(8, "big").hex()]
 
 
+def test_calls_requested_without_ids_match_executed_ones_by_name_in_order() -> None:
+    # 40 executed tool spans without ids, two tools alternating; 41 requests without ids: each
+    # takes the first executed call of its name not yet taken, the one left over is a call of
+    # its own. Past 16 calls, the calls by name and the sources by field are found by hash.
+    assembler, _, _ = make(root_grace_s=0)
+    executed = [span(1, 100 + n, parent=1, role="tool", start_ns=4 + n, end_ns=5 + n,
+                     tool=ToolCall(name="ab"[n % 2], arguments={"ran": n})) for n in range(40)]
+    requested = [ToolCall(name="a", arguments={"asked": n}) for n in range(21)]
+    requested += [ToolCall(name="b", arguments={"asked": n}) for n in range(20)]
+    llm = span(1, 2, parent=1, role="llm", start_ns=2, end_ns=3,
+               output_messages=[Message("assistant", None, tool_calls=requested)])
+    assembler.add([span(1, 1, role="agent", start_ns=1, end_ns=100), llm, *executed])
+    [turn] = passed(assembler.expire())
+    assert len(turn.tool_calls) == 41
+    asked = {**{2 * n: {"asked": n} for n in range(20)}, **{2 * n + 1: {"asked": n} for n in range(20)},
+             40: {"asked": 20}}
+    assert [call.arguments for call in turn.tool_calls] == [asked[n] for n in range(41)]
+    llm_id = (2).to_bytes(8, "big").hex()
+    assert all(turn.sources[f"tool_calls.{n}.arguments"][0] == llm_id for n in range(41))
+    assert turn.sources["tool_calls.39"][0] == (139).to_bytes(8, "big").hex()
+    assert turn.sources["tool_calls.40"][:3] == [llm_id, "", "requested_call"]
+
+
 def test_span_facts_built_by_keyword_name_what_they_refuse() -> None:
     with pytest.raises(ValueError, match="unknown role 'judge'"):
         span(1, 1, role="judge")

@@ -442,12 +442,15 @@ fn quotes_documents(prompt: &str, spans: &[Span]) -> bool {
 /// field -> [span id, span name, the span's fact it came from, the span's conventions]: what
 /// `turns --explain` shows. A field set twice keeps its first place, as a dict's key does.
 #[derive(Default)]
-struct Sources<'a>(Vec<(Field, Span<'a>, &'static str)>);
+struct Sources<'a> {
+    entries: Vec<(Field, Span<'a>, &'static str)>,
+    by_field: Option<HashMap<Field, usize>>, // past 16: a hostile turn has thousands of tool calls
+}
 
 /// A field of the turn that a source is recorded for. Its name ("tool_calls.0.arguments") is
 /// written only when the sources are (a turn's JSON, `explain`): formatting it for every
 /// turn composed was 2 % of the compiled path's instructions.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Field {
     Named(&'static str),
     Document(usize),
@@ -470,9 +473,21 @@ impl Field {
 
 impl<'a> Sources<'a> {
     fn set(&mut self, field: Field, span: Span<'a>, origin: &'static str) {
-        match self.0.iter_mut().find(|(f, _, _)| *f == field) {
-            Some(slot) => (slot.1, slot.2) = (span, origin),
-            None => self.0.push((field, span, origin)),
+        if self.by_field.is_none() && self.entries.len() >= 16 {
+            self.by_field = Some(self.entries.iter().enumerate().map(|(at, e)| (e.0, at)).collect());
+        }
+        let found = match &self.by_field {
+            Some(by_field) => by_field.get(&field).copied(),
+            None => self.entries.iter().position(|(f, _, _)| *f == field),
+        };
+        match found {
+            Some(at) => (self.entries[at].1, self.entries[at].2) = (span, origin),
+            None => {
+                if let Some(by_field) = &mut self.by_field {
+                    by_field.insert(field, self.entries.len());
+                }
+                self.entries.push((field, span, origin));
+            }
         }
     }
 
@@ -480,7 +495,7 @@ impl<'a> Sources<'a> {
         let explained = PyDict::new(py);
         // A span is the source of several fields: its id, name and conventions are made once.
         let mut made: Vec<(Span, [Bound<'py, PyString>; 3])> = Vec::new();
-        for (field, span, origin) in &self.0 {
+        for (field, span, origin) in &self.entries {
             let at = match made.iter().position(|(s, _)| std::ptr::eq(*s, *span)) {
                 Some(at) => at,
                 None => {
@@ -559,13 +574,20 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
             by_id.insert(id.clone(), n);
         }
     }
+    // Calls without an id, by name, in order: a request without a known id takes the first
+    // (one by one, a hostile turn's 20,000 requested calls took 1.7 s).
+    let mut unnamed: HashMap<String, VecDeque<usize>> = HashMap::default();
+    for (n, c) in calls.iter().enumerate() {
+        if c.call_id.is_none() {
+            unnamed.entry(c.name.clone()).or_default().push_back(n);
+        }
+    }
     let mut matched: HashSet<usize> = HashSet::default();
     for (request_span, requested) in requested_calls(llm_calls) {
         let requested_id = requested.call_id.as_deref().filter(|id| !id.is_empty());
         let mut found = requested_id.and_then(|id| by_id.get(id).copied());
         if found.is_none() {  // executed spans without ids: match by name, in order
-            found = (0..calls.len()).find(|n| calls[*n].call_id.is_none()
-                && calls[*n].name == requested.name && !matched.contains(n));
+            found = unnamed.get_mut(&requested.name).and_then(VecDeque::pop_front);
         }
         let at = found.unwrap_or(calls.len());
         sources.set(Field::ToolArguments(at), request_span, "requested_call");
@@ -597,6 +619,8 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
         sources.set(Field::ToolCall(at), request_span, "requested_call");
         if let Some(id) = call.call_id.as_ref().filter(|id| !id.is_empty()) {
             by_id.insert(id.clone(), calls.len());
+        } else if call.call_id.is_none() {
+            unnamed.entry(call.name.clone()).or_default().push_back(calls.len());
         }
         calls.push(call);
     }
@@ -874,7 +898,7 @@ impl Turn<'_> {
         o.push_str("],\"completion\":");
         write_json_str(self.completion, o);
         o.push_str(",\"sources\":{");
-        for (n, (field, span, origin)) in self.sources.0.iter().enumerate() {
+        for (n, (field, span, origin)) in self.sources.entries.iter().enumerate() {
             if n > 0 {
                 o.push(',');
             }
