@@ -494,17 +494,14 @@ impl<'a> Sources<'a> {
     fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let explained = PyDict::new(py);
         // A span is the source of several fields: its id, name and conventions are made once.
-        let mut made: Vec<(Span, [Bound<'py, PyString>; 3])> = Vec::new();
+        // By the span's address: a hostile turn's 20,000 tool spans, compared one by one, were
+        // 0.2 s.
+        let mut made: HashMap<*const SpanFacts, [Bound<'py, PyString>; 3]> = HashMap::default();
         for (field, span, origin) in &self.entries {
-            let at = match made.iter().position(|(s, _)| std::ptr::eq(*s, *span)) {
-                Some(at) => at,
-                None => {
-                    made.push((span, [PyString::new(py, &hex(&span.span_id)), PyString::new(py, &span.name),
-                                      PyString::new(py, &span.conventions.join(","))]));
-                    made.len() - 1
-                }
-            };
-            let [id, name, conventions] = &made[at].1;
+            let [id, name, conventions] = made.entry(std::ptr::from_ref(*span)).or_insert_with(|| {
+                [PyString::new(py, &hex(&span.span_id)), PyString::new(py, &span.name),
+                 PyString::new(py, &span.conventions.join(","))]
+            });
             let source = PyList::new(py, [id, name, &PyString::new(py, origin), conventions])?;
             untrack(&source);
             explained.set_item(field.name(), source)?;
