@@ -14,7 +14,7 @@ use crate::facts::{calls_py, construct, document_py, feedback_py, opt_str, untra
 use crate::readers;
 use crate::sample::{Traits, TurnSampler};
 use crate::semconv::{Document, Feedback, Message, ToolCall};
-use crate::value::{owned, write_json_str, write_pydantic_float, Value};
+use crate::value::{owned, write_json_str, write_pydantic_float, Ordered, Value};
 use crate::{HashMap, HashSet};
 
 struct Pending {
@@ -442,10 +442,7 @@ fn quotes_documents(prompt: &str, spans: &[Span]) -> bool {
 /// field -> [span id, span name, the span's fact it came from, the span's conventions]: what
 /// `turns --explain` shows. A field set twice keeps its first place, as a dict's key does.
 #[derive(Default)]
-struct Sources<'a> {
-    entries: Vec<(Field, Span<'a>, &'static str)>,
-    by_field: Option<HashMap<Field, usize>>, // past 16: a hostile turn has thousands of tool calls
-}
+struct Sources<'a>(Ordered<Field, (Span<'a>, &'static str)>);
 
 /// A field of the turn that a source is recorded for. Its name ("tool_calls.0.arguments") is
 /// written only when the sources are (a turn's JSON, `explain`): formatting it for every
@@ -473,22 +470,7 @@ impl Field {
 
 impl<'a> Sources<'a> {
     fn set(&mut self, field: Field, span: Span<'a>, origin: &'static str) {
-        if self.by_field.is_none() && self.entries.len() >= 16 {
-            self.by_field = Some(self.entries.iter().enumerate().map(|(at, e)| (e.0, at)).collect());
-        }
-        let found = match &self.by_field {
-            Some(by_field) => by_field.get(&field).copied(),
-            None => self.entries.iter().position(|(f, _, _)| *f == field),
-        };
-        match found {
-            Some(at) => (self.entries[at].1, self.entries[at].2) = (span, origin),
-            None => {
-                if let Some(by_field) = &mut self.by_field {
-                    by_field.insert(field, self.entries.len());
-                }
-                self.entries.push((field, span, origin));
-            }
-        }
+        self.0.insert(field, (span, origin));
     }
 
     fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -497,7 +479,7 @@ impl<'a> Sources<'a> {
         // By the span's address: a hostile turn's 20,000 tool spans, compared one by one, were
         // 0.2 s.
         let mut made: HashMap<*const SpanFacts, [Bound<'py, PyString>; 3]> = HashMap::default();
-        for (field, span, origin) in &self.entries {
+        for (field, (span, origin)) in self.0.entries() {
             let [id, name, conventions] = made.entry(std::ptr::from_ref(*span)).or_insert_with(|| {
                 [PyString::new(py, &hex(&span.span_id)), PyString::new(py, &span.name),
                  PyString::new(py, &span.conventions.join(","))]
@@ -895,7 +877,7 @@ impl Turn<'_> {
         o.push_str("],\"completion\":");
         write_json_str(self.completion, o);
         o.push_str(",\"sources\":{");
-        for (n, (field, span, origin)) in self.sources.entries.iter().enumerate() {
+        for (n, (field, (span, origin))) in self.sources.0.entries().iter().enumerate() {
             if n > 0 {
                 o.push(',');
             }

@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use crate::json;
 use crate::HashMap;
-use crate::value::{write_float_repr, Value};
+use crate::value::{write_float_repr, Ordered, Value};
 
 pub const MAX_JSON_DEPTH: usize = 32; // deeper tool arguments and message parts are dropped
 pub const MAX_TOKENS: i64 = 1 << 31; // a token count beyond this is not a count
@@ -344,38 +344,16 @@ pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, 
                 }
             }
         };
-        groups[at].set(rest, value);
+        groups[at].fields.insert(rest, value);
     }
     groups.sort_unstable_by_key(|g| g.number); // numbers are distinct
-    groups.into_iter().map(|g| g.fields).collect()
+    groups.into_iter().map(|g| g.fields.finish()).collect()
 }
 
 /// One index's fields, each key once (the last value given).
 struct Group<'a> {
     number: u32,
-    fields: Vec<(&'a str, &'a Value<'a>)>,
-    by_key: Option<HashMap<&'a str, usize>>,
-}
-
-impl<'a> Group<'a> {
-    fn set(&mut self, key: &'a str, value: &'a Value<'a>) {
-        if self.by_key.is_none() && self.fields.len() >= 16 {
-            self.by_key = Some(self.fields.iter().enumerate().map(|(at, (k, _))| (*k, at)).collect());
-        }
-        let found = match &self.by_key {
-            Some(by_key) => by_key.get(key).copied(),
-            None => self.fields.iter().position(|(k, _)| *k == key),
-        };
-        match found {
-            Some(at) => self.fields[at].1 = value,
-            None => {
-                if let Some(by_key) = &mut self.by_key {
-                    by_key.insert(key, self.fields.len());
-                }
-                self.fields.push((key, value));
-            }
-        }
-    }
+    fields: Ordered<&'a str, &'a Value<'a>>,
 }
 
 /// A new group for index `number`, last: its place.
@@ -384,7 +362,7 @@ fn push_group(groups: &mut Vec<Group>, by_number: &mut Option<HashMap<u32, usize
     if let Some(by_number) = by_number {
         by_number.insert(number, groups.len());
     }
-    groups.push(Group { number, fields: Vec::new(), by_key: None });
+    groups.push(Group { number, fields: Ordered::default() });
     groups.len() - 1
 }
 

@@ -26,21 +26,29 @@ pub enum Value<'a> {
     Map(Vec<(Cow<'a, str>, Value<'a>)>),
 }
 
-/// A map built as a Python dict is: a repeated key keeps its first place and takes the last
-/// value. Keys are found by a hash index once there are many, so that a hostile object of
-/// 100,000 keys does not cost 100,000² comparisons.
-#[derive(Default)]
-pub struct MapBuilder<'a> {
-    items: Vec<(Cow<'a, str>, Value<'a>)>,
-    index: Option<HashMap<Cow<'a, str>, usize>>,
+/// Entries in the order their keys first came, each key once with its last value (a Python
+/// dict's way). A key is found by a hash index once there are more than 16, so that a hostile
+/// object of 100,000 keys does not cost 100,000² comparisons.
+pub struct Ordered<K, V> {
+    items: Vec<(K, V)>,
+    index: Option<HashMap<K, usize>>,
 }
 
-impl<'a> MapBuilder<'a> {
+/// A JSON object's or an attribute list's entries, as `Value::Map` holds them.
+pub type MapBuilder<'a> = Ordered<Cow<'a, str>, Value<'a>>;
+
+impl<K, V> Default for Ordered<K, V> {
+    fn default() -> Self {
+        Ordered { items: Vec::new(), index: None }
+    }
+}
+
+impl<K: Clone + Eq + std::hash::Hash, V> Ordered<K, V> {
     pub fn with_capacity(capacity: usize) -> Self {
-        MapBuilder { items: Vec::with_capacity(capacity), index: None }
+        Ordered { items: Vec::with_capacity(capacity), index: None }
     }
 
-    pub fn insert(&mut self, key: Cow<'a, str>, value: Value<'a>) {
+    pub fn insert(&mut self, key: K, value: V) {
         if self.index.is_none() && self.items.len() >= 16 {
             let index = self.items.iter().enumerate().map(|(n, (k, _))| (k.clone(), n)).collect();
             self.index = Some(index);
@@ -60,7 +68,11 @@ impl<'a> MapBuilder<'a> {
         }
     }
 
-    pub fn finish(self) -> Vec<(Cow<'a, str>, Value<'a>)> {
+    pub fn entries(&self) -> &[(K, V)] {
+        &self.items
+    }
+
+    pub fn finish(self) -> Vec<(K, V)> {
         self.items
     }
 }
