@@ -3,12 +3,19 @@ arguments, near-equal values."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 
-from monitor.judges.tool_match import MatchOptions, match, normalise
-from monitor.model import ToolCall
+from monitor.judges.tool_match import (
+    MAX_CALLS,
+    MatchOptions,
+    ReferenceToolJudge,
+    match,
+    normalise,
+)
+from monitor.model import AssistantTurn, ToolCall
 
 
 def call(name: str, **arguments: object) -> ToolCall:
@@ -81,6 +88,25 @@ def test_alternatives_and_optional_arguments() -> None:
                      unit={"$any_of": ["celsius"], "$optional": True})]
     assert scores(expected, [call("weather", city="new york")]) == PERFECT
     assert scores(expected, [call("weather", city="NYC", unit="Celsius")]) == PERFECT
+
+
+def test_a_turn_past_the_calls_a_side_it_pairs_gets_no_reference_verdict(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Pairing compares every expected call with every call made: a turn of 2,000 a side held a
+    sidecar's event loop for 19 s. Past MAX_CALLS a side the reference judge gives that turn no
+    verdict and says why in the log; at the limit it judges, off the event loop."""
+    judge = ReferenceToolJudge(MatchOptions())
+
+    def turn(calls: int) -> AssistantTurn:
+        made = [call("lookup", q=str(n)) for n in range(calls)]
+        return AssistantTurn(trace_id="ab" * 16, service="s", question="q?", answer="a.",
+                             tool_calls=made, expected_tool_calls=made[::-1])
+
+    [verdict] = asyncio.run(judge.judge(turn(MAX_CALLS))).verdicts
+    assert verdict.score == 1.0
+    with caplog.at_level("WARNING", logger="monitor.judges.tool_match"):
+        assert asyncio.run(judge.judge(turn(MAX_CALLS + 1))).verdicts == []
+    assert f"{MAX_CALLS + 1} expected and {MAX_CALLS + 1} made tool calls" in caplog.text
 
 
 def test_online_reference_metrics_from_attributes_and_golden_scenarios(start_sidecar, tmp_path

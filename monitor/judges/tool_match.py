@@ -24,7 +24,9 @@ have made (the line-of-business framework's five metrics).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -37,6 +39,12 @@ from scipy.optimize import linear_sum_assignment
 
 from monitor.model import AssistantTurn, ToolCall
 from monitor.verdict import JudgeResult, ReferenceCounts, Verdict
+
+log = logging.getLogger(__name__)
+
+# Calls a side that a sidecar pairs for a turn: pairing compares every expected call with every
+# call made, in Python, then solves the assignment (cubic): 2,000 a side took 19 s of CPU.
+MAX_CALLS = 256
 
 _NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$")
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y",
@@ -248,7 +256,13 @@ class ReferenceToolJudge:
         expected = self.expected(turn)
         if expected is None:
             return JudgeResult(self.name, [])
-        scores = match(expected, turn.tool_calls, self.options)
+        if max(len(expected), len(turn.tool_calls)) > MAX_CALLS:
+            log.warning("a turn's %d expected and %d made tool calls are more than the %d a side "
+                        "the reference judge pairs: no tool-call verdict for it", len(expected),
+                        len(turn.tool_calls), MAX_CALLS)
+            return JudgeResult(self.name, [])
+        # In a thread: up to 65,000 pairs compared, the event loop serving the receivers meanwhile.
+        scores = await asyncio.to_thread(match, expected, turn.tool_calls, self.options)
         counts = scores.counts()
         return JudgeResult(self.name, [Verdict(
             "tool_calls", score=scores.reliability,
