@@ -104,6 +104,10 @@ def test_a_turn_past_the_calls_a_side_it_pairs_gets_no_reference_verdict(
 
     [verdict] = asyncio.run(judge.judge(turn(MAX_CALLS))).verdicts
     assert verdict.score == 1.0
+    with_utilities = turn(MAX_CALLS)  # calls of ignored functions are not paired: not counted
+    with_utilities.tool_calls.append(call("get_time"))
+    ignoring = ReferenceToolJudge(MatchOptions(ignored={"get_time"}))
+    assert asyncio.run(ignoring.judge(with_utilities)).verdicts[0].score == 1.0
     with caplog.at_level("WARNING", logger="monitor.judges.tool_match"):
         assert asyncio.run(judge.judge(turn(MAX_CALLS + 1))).verdicts == []
     assert f"{MAX_CALLS + 1} expected and {MAX_CALLS + 1} made tool calls" in caplog.text

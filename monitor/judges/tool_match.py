@@ -256,10 +256,13 @@ class ReferenceToolJudge:
         expected = self.expected(turn)
         if expected is None:
             return JudgeResult(self.name, [])
-        if max(len(expected), len(turn.tool_calls)) > MAX_CALLS:
+        ignored = {name.casefold() for name in self.options.ignored}
+        want, made = (sum(c.name.casefold() not in ignored for c in calls)
+                      for calls in (expected, turn.tool_calls))
+        if max(want, made) > MAX_CALLS:
             log.warning("a turn's %d expected and %d made tool calls are more than the %d a side "
-                        "the reference judge pairs: no tool-call verdict for it", len(expected),
-                        len(turn.tool_calls), MAX_CALLS)
+                        "the reference judge pairs: no tool-call verdict for it", want, made,
+                        MAX_CALLS)
             return JudgeResult(self.name, [])
         # In a thread: up to 65,000 pairs compared, the event loop serving the receivers meanwhile.
         scores = await asyncio.to_thread(match, expected, turn.tool_calls, self.options)
