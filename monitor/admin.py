@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry
@@ -23,11 +23,21 @@ log = logging.getLogger(__name__)
 
 class RecentTurns:
     """The last N assembled turns, newest last, as the assembler records each batch's last N
-    (ids and JSON: no Python turn is built for them while ingest waits)."""
+    (ids and JSON: no Python turn is built for them while ingest waits), within `max_bytes` of
+    JSON: 200 turns whose spans carry whole documents would otherwise hold gigabytes."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_bytes: int = 64 << 20) -> None:
         self.size = size
-        self.turns: deque[TurnRecord] = deque(maxlen=size)
+        self.max_bytes = max_bytes
+        self.turns: deque[TurnRecord] = deque()
+        self._bytes = 0
+
+    def extend(self, records: Iterable[TurnRecord]) -> None:
+        for record in records:
+            self.turns.append(record)
+            self._bytes += record.size
+            while len(self.turns) > self.size or self._bytes > self.max_bytes:
+                self._bytes -= self.turns.popleft().size
 
 
 class AdminServer:

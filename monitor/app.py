@@ -72,7 +72,8 @@ class Sidecar:
         """`judges` default to the local judge; `downstream` replaces sampling and judging."""
         self.settings = settings
         self.metrics = Metrics(registry)
-        self.recent = RecentTurns(settings.admin.recent_turns)
+        self.recent = RecentTurns(settings.admin.recent_turns,
+                                  settings.admin.recent_turns_max_mib << 20)
         self.services = LabelGuard(settings.labels.services, settings.labels.max_values)
         self.routes = LabelGuard(settings.labels.routes, settings.labels.max_values)
         self.store: ThreadedStore | None = None  # its SQLite calls on a thread of its own

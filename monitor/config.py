@@ -419,6 +419,8 @@ class StoreSettings(_Section):
 class AdminSettings(_Section):
     endpoint: str = "127.0.0.1:9464"  # /metrics, /healthz, /readyz, /api/turns
     recent_turns: int = Field(200, ge=0)
+    # ... within this much of their JSON: spans carrying whole documents make turns of megabytes
+    recent_turns_max_mib: int = Field(64, gt=0)
 
     _endpoint = field_validator("endpoint")(_check_endpoint)
 

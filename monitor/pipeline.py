@@ -228,7 +228,7 @@ class TurnPipeline:
         sampled = [kept for done in batch for kept in done.passed]
         try:
             for done in batch:
-                self.recent.turns.extend(done.recent)
+                self.recent.extend(done.recent)
             await self.downstream.consume(sampled, sum(done.not_sampled for done in batch))
             if self.kafka is not None or self.wal is not None:
                 for trace_id in trace_ids:

@@ -260,8 +260,9 @@ def test_root_less_megabyte_spans_cannot_grow_the_sidecar_beyond_its_budget(
         tmp_path, monkeypatch) -> None:
     from tests.conftest import SidecarProcess
 
-    # The admin endpoint's recent turns are bounded by count, not bytes: keep only a few.
-    monkeypatch.setenv("ASSISTANT_MONITOR_ADMIN__RECENT_TURNS", "5")
+    # The admin endpoint's recent turns (200 by default) within 8 MiB of JSON: a turn here is
+    # 1 MB, and 200 of them would hold 200 MB.
+    monkeypatch.setenv("ASSISTANT_MONITOR_ADMIN__RECENT_TURNS_MAX_MIB", "8")
     # No turn completes on its own meanwhile (decision_wait_s); none is judged (default_rate 0).
     sidecar = SidecarProcess(tmp_path, "assembly: {decision_wait_s: 600, max_size_mib: 32}\n"
                              "sampling: {default_rate: 0.0, always_keep: []}\n")

@@ -63,6 +63,15 @@ pub struct TurnRecord {
     json: String,
 }
 
+#[pymethods]
+impl TurnRecord {
+    /// Its JSON's bytes (what /api/turns holds it to), without copying the JSON out.
+    #[getter]
+    fn size(&self) -> usize {
+        self.json.len()
+    }
+}
+
 /// Turns completed at once. Python gets objects only for the turns passed on and the batch's
 /// last `recent`; every turn is counted and its trace id listed.
 #[pyclass(module = "assistant_monitor_native", frozen, get_all)]
