@@ -26,7 +26,7 @@ class RecentTurns:
     (ids and JSON: no Python turn is built for them while ingest waits), within `max_bytes` of
     JSON: 200 turns whose spans carry whole documents would otherwise hold gigabytes."""
 
-    def __init__(self, size: int, max_bytes: int = 64 << 20) -> None:
+    def __init__(self, size: int, max_bytes: int) -> None:
         self.size = size
         self.max_bytes = max_bytes
         self.turns: deque[TurnRecord] = deque()

@@ -167,7 +167,7 @@ async def test_metrics_publishes_exactly_the_contracts_verdict_families() -> Non
     metrics.drift_score.labels("groundedness", "bot", "billing").set(0.0)
     metrics.drift_alert.labels("groundedness", "bot", "billing").set(0.0)
     metrics.evaluation_events.labels("emitted").inc()
-    admin = AdminServer("127.0.0.1:0", metrics.registry, RecentTurns(1), ready=lambda: True)
+    admin = AdminServer("127.0.0.1:0", metrics.registry, RecentTurns(1, 1 << 20), ready=lambda: True)
     await admin.start()
     try:
         text = await asyncio.to_thread(scrape, f"http://127.0.0.1:{admin.port}/metrics")

@@ -93,8 +93,9 @@ def test_alternatives_and_optional_arguments() -> None:
 def test_a_turn_past_the_calls_a_side_it_pairs_gets_no_reference_verdict(
         caplog: pytest.LogCaptureFixture) -> None:
     """Pairing compares every expected call with every call made: a turn of 2,000 a side held a
-    sidecar's event loop for 19 s. Past MAX_CALLS a side the reference judge gives that turn no
-    verdict and says why in the log; at the limit it judges, off the event loop."""
+    sidecar's event loop for 19 s. Past MAX_CALLS a side (not counting ignored functions' calls)
+    the reference judge gives that turn no verdict and says why in the log; at the limit it
+    judges."""
     judge = ReferenceToolJudge(MatchOptions())
 
     def turn(calls: int) -> AssistantTurn:

@@ -187,12 +187,16 @@ def _required(expected: dict[str, Any]) -> int:
     return sum(1 for value in expected.values() if not _alternatives(value)[1])
 
 
+def paired(calls: Iterable[ToolCall], options: MatchOptions) -> list[ToolCall]:
+    """The calls `match` pairs: all but those of the ignored utility functions."""
+    ignored = {name.casefold() for name in options.ignored}
+    return [c for c in calls if c.name.casefold() not in ignored]
+
+
 def match(expected: Iterable[ToolCall], actual: Iterable[ToolCall],
           options: MatchOptions | None = None) -> ToolCallScores:
     options = options or MatchOptions()
-    ignored = {name.casefold() for name in options.ignored}
-    want = [c for c in expected if c.name.casefold() not in ignored]
-    got = [c for c in actual if c.name.casefold() not in ignored]
+    want, got = paired(expected, options), paired(actual, options)
     scores = ToolCallScores(expected_calls=len(want), actual_calls=len(got))
     want_args = [_arguments(c) for c in want]
     got_args = [_arguments(c) for c in got]
@@ -256,9 +260,7 @@ class ReferenceToolJudge:
         expected = self.expected(turn)
         if expected is None:
             return JudgeResult(self.name, [])
-        ignored = {name.casefold() for name in self.options.ignored}
-        want, made = (sum(c.name.casefold() not in ignored for c in calls)
-                      for calls in (expected, turn.tool_calls))
+        want, made = (len(paired(calls, self.options)) for calls in (expected, turn.tool_calls))
         if max(want, made) > MAX_CALLS:
             log.warning("a turn's %d expected and %d made tool calls are more than the %d a side "
                         "the reference judge pairs: no tool-call verdict for it", want, made,

@@ -570,7 +570,6 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
             unnamed.entry(c.name.clone()).or_default().push_back(n);
         }
     }
-    let mut matched: HashSet<usize> = HashSet::default();
     for (request_span, requested) in requested_calls(llm_calls) {
         let requested_id = requested.call_id.as_deref().filter(|id| !id.is_empty());
         let mut found = requested_id.and_then(|id| by_id.get(id).copied());
@@ -587,7 +586,6 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
             sources.set(Field::ToolResult(at), span, "tool_message");
         }
         if let Some(n) = found {  // the conversation is the record; the span fills its gaps
-            matched.insert(n);
             let call = &mut calls[n];
             if !truthy(&call.call_id) {
                 call.call_id.clone_from(&requested.call_id);

@@ -8,7 +8,6 @@ use std::borrow::Cow;
 use std::fmt::Write;
 
 use crate::json;
-use crate::HashMap;
 use crate::value::{write_float_repr, Ordered, Value};
 
 pub const MAX_JSON_DEPTH: usize = 32; // deeper tool arguments and message parts are dropped
@@ -304,12 +303,9 @@ impl Entry for (&str, &Value<'_>) {
 /// Unflatten `prefix.N.rest = v` keys into [{rest: v}, ...] ordered by N (N: 1 to 9 ASCII
 /// digits).
 pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, &'a Value<'a>)>> {
-    // A few groups of a few fields, nearly always met in order: vectors, the groups sorted once.
-    // Past 16 groups, or fields in a group, the one a key belongs to is found by a hash index
-    // (a hostile span's 40,000 fields cost 2.5 s compared one by one).
-    let mut groups: Vec<Group> = Vec::new();
-    let mut by_number: Option<HashMap<u32, usize>> = None;
-    let mut ascending = true; // so far: a number above the last one is a new group
+    // Groups and their fields found by hash past 16 (`Ordered`): a hostile span's 40,000
+    // fields in one group cost 2.5 s compared one by one.
+    let mut groups: Ordered<u32, Ordered<&str, &Value>> = Ordered::default();
     for entry in attrs {
         let (key, value) = (entry.key(), entry.value());
         let Some((index, rest)) = key.strip_prefix(prefix).and_then(|t| t.split_once('.')) else {
@@ -320,50 +316,11 @@ pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, 
         {
             continue;
         }
-        let number: u32 = index.parse().unwrap_or_default();
-        let at = match groups.last() {
-            Some(last) if last.number == number => groups.len() - 1,
-            Some(last) if ascending && last.number < number => {
-                push_group(&mut groups, &mut by_number, number)
-            }
-            None => push_group(&mut groups, &mut by_number, number),
-            Some(_) => {
-                if by_number.is_none() && groups.len() >= 16 {
-                    by_number = Some(groups.iter().enumerate().map(|(at, g)| (g.number, at)).collect());
-                }
-                let found = match &by_number {
-                    Some(by_number) => by_number.get(&number).copied(),
-                    None => groups.iter().position(|g| g.number == number),
-                };
-                match found {
-                    Some(at) => at,
-                    None => {
-                        ascending = false;
-                        push_group(&mut groups, &mut by_number, number)
-                    }
-                }
-            }
-        };
-        groups[at].fields.insert(rest, value);
+        groups.slot(index.parse().unwrap_or_default()).insert(rest, value);
     }
-    groups.sort_unstable_by_key(|g| g.number); // numbers are distinct
-    groups.into_iter().map(|g| g.fields.finish()).collect()
-}
-
-/// One index's fields, each key once (the last value given).
-struct Group<'a> {
-    number: u32,
-    fields: Ordered<&'a str, &'a Value<'a>>,
-}
-
-/// A new group for index `number`, last: its place.
-fn push_group(groups: &mut Vec<Group>, by_number: &mut Option<HashMap<u32, usize>>,
-              number: u32) -> usize {
-    if let Some(by_number) = by_number {
-        by_number.insert(number, groups.len());
-    }
-    groups.push(Group { number, fields: Ordered::default() });
-    groups.len() - 1
+    let mut groups = groups.finish();
+    groups.sort_unstable_by_key(|(number, _)| *number); // each number once
+    groups.into_iter().map(|(_, fields)| fields.finish()).collect()
 }
 
 /// The id frameworks (LangChain's retrievers, vector stores) keep in a document's metadata.

@@ -49,23 +49,44 @@ impl<K: Clone + Eq + std::hash::Hash, V> Ordered<K, V> {
     }
 
     pub fn insert(&mut self, key: K, value: V) {
+        match self.position(&key) {
+            Some(n) => self.items[n].1 = value,
+            None => {
+                self.push(key, value);
+            }
+        }
+    }
+
+    /// The value of `key`, a default one put in its place first if it has none.
+    pub fn slot(&mut self, key: K) -> &mut V
+    where
+        V: Default,
+    {
+        let at = match self.position(&key) {
+            Some(n) => n,
+            None => self.push(key, V::default()),
+        };
+        &mut self.items[at].1
+    }
+
+    /// Where `key` is; past 16 entries, found by the hash index (built then).
+    fn position(&mut self, key: &K) -> Option<usize> {
         if self.index.is_none() && self.items.len() >= 16 {
             let index = self.items.iter().enumerate().map(|(n, (k, _))| (k.clone(), n)).collect();
             self.index = Some(index);
         }
-        let known = match &self.index {
-            Some(index) => index.get(&key).copied(),
-            None => self.items.iter().position(|(k, _)| *k == key),
-        };
-        match known {
-            Some(n) => self.items[n].1 = value,
-            None => {
-                if let Some(index) = &mut self.index {
-                    index.insert(key.clone(), self.items.len());
-                }
-                self.items.push((key, value));
-            }
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.items.iter().position(|(k, _)| k == key),
         }
+    }
+
+    fn push(&mut self, key: K, value: V) -> usize {
+        if let Some(index) = &mut self.index {
+            index.insert(key.clone(), self.items.len());
+        }
+        self.items.push((key, value));
+        self.items.len() - 1
     }
 
     pub fn entries(&self) -> &[(K, V)] {
