@@ -150,6 +150,9 @@ class LabelSettings(_Section):
 
 class PipelineSettings(_Section):
     turn_queue_size: int = Field(10_000, gt=0)  # assembled turns waiting for the next stage
+    # Their bytes (kept turns' JSON, /api/turns' recent ones): a stalled store with large turns
+    # would otherwise hold up to turn_queue_size of them, megabytes each.
+    turn_queue_max_mib: int = Field(128, gt=0)
 
 
 class AdaptiveSettings(_Section):

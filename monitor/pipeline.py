@@ -77,6 +77,7 @@ class TurnPipeline:
         self.accepting = False
         self.waiting: deque[Completed] = deque()  # turns completed, waiting to be passed on
         self.waiting_turns = 0  # how many: admit() bounds it
+        self.waiting_bytes = 0  # what they hold (Completed.size): admit() bounds it too
         self._waiting = asyncio.Event()  # set while turns wait: the pump's wake-up
         self._idle = asyncio.Event()  # no turn waits or is being passed on
         self._idle.set()
@@ -95,8 +96,12 @@ class TurnPipeline:
         if not self.accepting:
             raise RetryableError("the sidecar is not accepting data (starting or stopping)",
                                  overloaded=False)
-        if self.waiting_turns >= self.settings.pipeline.turn_queue_size:
+        queue = self.settings.pipeline
+        if self.waiting_turns >= queue.turn_queue_size:
             raise RetryableError("turn queue is full; retry later")
+        if self.waiting_bytes >= queue.turn_queue_max_mib << 20:
+            raise RetryableError(f"turn queue is full ({queue.turn_queue_max_mib} MiB of turns); "
+                                 "retry later")
         if self.wal is not None and self.wal.full:
             self.metrics.wal_refusals.inc()
             raise RetryableError("write-ahead log is full; retry later")
@@ -195,6 +200,7 @@ class TurnPipeline:
             self._passing = sum(len(done.trace_ids) for done in batch)
             self._kept_passing = kept
             self.waiting_turns -= self._passing
+            self.waiting_bytes -= sum(done.size for done in batch)
             try:
                 await self._pass_on(batch)
             finally:
@@ -216,6 +222,7 @@ class TurnPipeline:
         self._queued.update(done.trace_ids)
         self.waiting.append(done)
         self.waiting_turns += len(done.trace_ids)
+        self.waiting_bytes += done.size
         self._idle.clear()
         self._waiting.set()
 

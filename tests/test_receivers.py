@@ -411,6 +411,36 @@ def test_backpressure_is_retryable(start_sidecar) -> None:
     assert [t.trace_id for t in sidecar.wait_for_turns(3)] == trace_ids
 
 
+def test_the_turn_queue_is_bounded_by_its_bytes_too(start_sidecar) -> None:
+    """A stalled stage and large turns: the queue refuses new requests once it holds its byte
+    budget, far below its count (10,000 turns), and a retry is accepted once the stage recovers."""
+    stage = BlockedStage()
+    sidecar = start_sidecar(downstream=stage, pipeline={"turn_queue_max_mib": 2})
+    url = f"{sidecar.http_url}/v1/traces"
+
+    # A 600 KB answer: a turn waits as the stage's turn and as /api/turns' record, 1.2 MB.
+    def large_turn(n: int) -> bytes:
+        request = _otlp_json_span(f"{n:032x}")
+        span = request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+        span["attributes"][1]["value"]["stringValue"] = "It ships tomorrow. " * 32_000
+        return json.dumps(request).encode()
+
+    assert post(url, large_turn(1), "application/json")[0] == 200
+    _wait(lambda: stage.taken == 1)  # the stage holds turn 1
+    for n, depth in ((2, 1), (3, 2)):  # under 2 MiB waiting: accepted
+        assert post(url, large_turn(n), "application/json")[0] == 200
+        _wait(lambda depth=depth: sidecar.metric("assistant_queue_depth", stage="turns") == depth)
+
+    status, reply, headers = post(url, large_turn(4), "application/json")
+    assert status == 429 and headers["Retry-After"] == "1"
+    assert "turn queue is full (2 MiB of turns)" in json.loads(reply)["message"]
+
+    sidecar.call(_set(stage.release))
+    _wait(lambda: sidecar.metric("assistant_queue_depth", stage="turns") == 0)
+    assert post(url, large_turn(4), "application/json")[0] == 200
+    assert [t.trace_id for t in sidecar.wait_for_turns(4)] == [f"{n:032x}" for n in range(1, 5)]
+
+
 async def _set(event: asyncio.Event) -> None:
     event.set()
 

@@ -225,6 +225,9 @@ def test_assembly_decides_as_the_sampler_and_builds_only_the_turns_python_needs(
         assert [(_stored(turn), reason, p) for turn, reason, p in batch.passed] == expected
         assert batch.not_sampled == len(turns) - len(expected)
         assert [_stored(turn) for turn in batch.recent] == [_stored(turn) for turn in turns[-3:]]
+        held = {id(turn): turn.size for turn, _, _ in batch.passed} | {
+            id(turn): turn.size for turn in batch.recent}  # a kept recent turn: one record
+        assert batch.size == sum(held.values())  # what the turn queue's byte bound counts
         assert batch.received == all_of_batch.received
         assert (batch.no_question, batch.no_answer) == (all_of_batch.no_question,
                                                        all_of_batch.no_answer)

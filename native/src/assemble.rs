@@ -92,6 +92,9 @@ pub struct Completed {
     no_answer: u64,
     /// completion reason -> turns.
     completions: Py<PyDict>,
+    /// Bytes of the turns Python holds (passed on, recent): a record's JSON, a built turn's span
+    /// facts as the assembler accounted them. The turn queue's byte bound counts it.
+    size: usize,
 }
 
 #[pymethods]
@@ -297,12 +300,13 @@ impl Assembler {
         let mut received: Vec<(Key, [u64; 3])> = Vec::new();
         let mut index: HashMap<Key, usize> = HashMap::default();
         let (mut kept, mut not_sampled, mut no_question, mut no_answer) = (0i64, 0, 0, 0);
+        let mut size = 0;
         let mut completions: Vec<(&str, u64)> = Vec::new();
         let spans: Vec<Vec<PyRef<'_, SpanFacts>>> = done.iter()
             .map(|(_, pending, _)| pending.spans.iter().map(|s| s.borrow(py)).collect())
             .collect();
         let recent_from = done.len().saturating_sub(self.recent);
-        for (n, ((trace_id, _, reason), spans)) in done.iter().zip(&spans).enumerate() {
+        for (n, ((trace_id, pending, reason), spans)) in done.iter().zip(&spans).enumerate() {
             let turn = compose(trace_id, spans.iter().map(|s| &**s).collect(), reason);
             let key = (turn.service, turn.route);
             let at = *index.entry(key).or_insert_with(|| {
@@ -326,11 +330,13 @@ impl Assembler {
             };
             trace_ids.append(PyBytes::new(py, trace_id))?;
             let record = if (keep && sampler.is_some()) || n >= recent_from {
+                let json = turn.to_json();
+                size += json.len();
                 Some(Bound::new(py, TurnRecord {
                     trace_id: hex(trace_id),
                     service: turn.service.to_string(),
                     route: turn.route.map(str::to_string),
-                    json: turn.to_json(),
+                    json,
                 })?)
             } else {
                 None
@@ -341,6 +347,7 @@ impl Assembler {
                 kept += 1;
                 passed.append((record.as_ref().expect("a kept turn's record"), why, probability))?;
             } else {
+                size += pending.size;
                 passed.append((turn.to_py(py)?, why, probability))?;
             }
             if n >= recent_from {
@@ -360,6 +367,7 @@ impl Assembler {
             no_question,
             no_answer,
             completions: completions.into_py_dict(py)?.unbind(),
+            size,
         })
     }
 }
