@@ -1,7 +1,7 @@
 """Does a busy judge slow ingest? The same traffic through a running sidecar, judging off and on.
 
     python bench/ingest_vs_judge.py [--traces 10000] [--repeat 3] [--modes off,kept,thread,process]
-                                    [--before DIR]
+                                    [--before DIR] [--collector PATH]
 
 A sidecar process receives bench/ingest.py's RAG trace mix over its real receivers (gRPC and
 HTTP protobuf, half the requests each, at the same time). Modes:
@@ -28,7 +28,14 @@ against `kept` (what the judge's own CPU work costs ingest), in spans per wall s
 ratio to that mode's run in the same round. `process` is the shipped default.
 `--before DIR` adds the same rows for the sidecar of another source tree (a checkout of an
 earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`; one without `judging.process` runs its
-judge in a thread). Modes interleave run by run, medians of `--repeat`. Nothing is asserted.
+judge in a thread). `--collector PATH` adds a row for the OpenTelemetry Collector with
+tail_sampling (the peer that also holds whole traces, 1 s decision wait, every trace kept; built
+as bench/otelcol-manifest.yaml says) on the same traffic through its own OTLP receivers,
+measured by the same rule: its process's CPU until the last request is answered, so its steady
+pass, like the sidecar's, includes the previous pass's decisions; each row then shows its spans
+per CPU-second against the Collector's in the same round. "(slowest)": the lowest spans per
+CPU-second of the row's runs. Modes interleave run by run, medians of `--repeat`. Nothing is
+asserted.
 """
 
 from __future__ import annotations
@@ -47,8 +54,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ingest import (  # noqa: E402
+    COLLECTOR_CONFIG,
     cpu_seconds,
     free_port,
+    listening,
     make_requests,
     peak_rss_mib,
     raw_parse,
@@ -57,6 +66,8 @@ from ingest import (  # noqa: E402
     sidecar_config,
     wait_ready,
 )
+
+from tests.waiting import wait_until  # noqa: E402
 
 MODES = {
     "off": "sampling: {default_rate: 0.0, always_keep: []}\n",
@@ -106,38 +117,49 @@ def turns_sampled(admin_port: int) -> float:
 
 
 def run(mode: str, passes: list[list[bytes]], spans: int, traces: int,
-        source: Path | None) -> list[Run]:
+        source: Path | None, collector: Path | None = None) -> list[Run]:
     """Per pass of traffic: (ingest spans per wall second, spans per CPU-second of the sidecar's
     process and of all its processes, the share of turns kept, the sidecar process's peak RSS
-    in MiB); the sidecar of the source tree `source` (None: this one)."""
+    in MiB); the sidecar of the source tree `source` (None: this one), or for mode "collector"
+    the Collector binary `collector`."""
     modes = MODES if source is None else {**MODES, "thread": "sampling: {default_rate: 1.0}\n"}
     ports = {name: free_port() for name in ("grpc", "http", "admin")}
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "bench.yaml"
-        config.write_text(sidecar_config(ports, Path(tmp), modes[mode] + "wal: {enabled: false}\n"))
-        sidecar = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
-                                    str(config)], cwd=source)  # -m imports from cwd
+        if mode == "collector":
+            config.write_text(COLLECTOR_CONFIG.format(processor="tail_sampling", grpc=ports["grpc"],
+                                                      http=ports["http"], metrics=ports["admin"]))
+            server = subprocess.Popen([str(collector), "--config", str(config)])
+        else:
+            config.write_text(sidecar_config(ports, Path(tmp),
+                                             modes[mode] + "wal: {enabled: false}\n"))
+            server = subprocess.Popen([sys.executable, "-m", "monitor", "run", "--config",
+                                       str(config)], cwd=source)  # -m imports from cwd
         try:
-            wait_ready(ports["admin"], 60)
+            if mode == "collector":
+                wait_until(lambda: all(map(listening, ports.values())), 60, "the Collector's ports")
+            else:
+                wait_ready(ports["admin"], 60)
             if mode != "off":  # the judge warmed up (model loaded) before the clock starts
                 asyncio.run(send_both(ports, passes[0][:2]))
                 time.sleep(3)
             runs = []
             for bodies in passes:
-                own0, cpu0, kept0 = (cpu_seconds(sidecar.pid), family_cpu(sidecar.pid),
-                                     turns_sampled(ports["admin"]))
+                kept0 = 0.0 if mode == "collector" else turns_sampled(ports["admin"])
+                own0, cpu0 = cpu_seconds(server.pid), family_cpu(server.pid)
                 t0 = time.perf_counter()
                 asyncio.run(send_both(ports, bodies))
-                wall, cpu = time.perf_counter() - t0, family_cpu(sidecar.pid) - cpu0
-                own = cpu_seconds(sidecar.pid) - own0
+                wall, cpu = time.perf_counter() - t0, family_cpu(server.pid) - cpu0
+                own = cpu_seconds(server.pid) - own0
                 time.sleep(0.5)  # the last turns completed and sampled
-                kept = (turns_sampled(ports["admin"]) - kept0) / traces
+                kept = (1.0 if mode == "collector"
+                        else (turns_sampled(ports["admin"]) - kept0) / traces)
                 runs.append((spans / wall, spans / own, spans / cpu, kept,
-                             peak_rss_mib(sidecar.pid)))
+                             peak_rss_mib(server.pid)))
             return runs
         finally:
-            sidecar.terminate()
-            sidecar.wait(timeout=60)
+            server.terminate()
+            server.wait(timeout=60)
 
 
 def main() -> None:
@@ -148,6 +170,8 @@ def main() -> None:
     parser.add_argument("--modes", default="off,kept,thread,process",
                         help="modes to compare: " + ", ".join(MODES))
     parser.add_argument("--before", type=Path, help="an earlier source tree to compare with")
+    parser.add_argument("--collector", type=Path,
+                        help="an OpenTelemetry Collector binary: a tail_sampling row beside")
     args = parser.parse_args()
     modes = args.modes.split(",")
     if not set(modes) <= MODES.keys():
@@ -157,6 +181,8 @@ def main() -> None:
         trees = {"before ": args.before.resolve(), "": None}
     rows = [(tree, mode) for tree in trees for mode in modes
             if not (trees[tree] and mode == "process")]
+    if args.collector:
+        rows.append(("", "collector"))
 
     requests = make_requests(2 * args.traces, args.batch)  # one pass, then another: fresh ids
     bodies = [r.SerializeToString() for r in requests]
@@ -171,8 +197,8 @@ def main() -> None:
         (*row, name): [] for row in rows for name in PASSES}
     for _ in range(args.repeat):  # interleaved: a machine busy meanwhile slows every mode alike
         for tree, mode in rows:
-            for name, result in zip(PASSES, run(mode, passes, spans, args.traces, trees[tree]),
-                                    strict=True):
+            for name, result in zip(PASSES, run(mode, passes, spans, args.traces, trees[tree],
+                                                args.collector), strict=True):
                 runs[tree, mode, name].append(result)
     medians = {key: tuple(statistics.median(r[i] for r in results) for i in range(5))
                for key, results in runs.items()}
@@ -188,14 +214,16 @@ def main() -> None:
         return f"{statistics.median(ratios) * 100:+.1f} %"
 
     print(f"{'judging':16} {'pass':11} {'ingest spans/s':>15} {'spans/cpu-s':>12} "
-          f"{'(all procs)':>12} {'kept':>6} {'peak RSS':>9} {'vs off':>9} {'vs kept':>9} "
-          f"{'(cpu-s)':>9}")
+          f"{'(slowest)':>10} {'(all procs)':>12} {'kept':>6} {'peak RSS':>9} {'vs off':>9} "
+          f"{'vs kept':>9} {'(cpu-s)':>9}" + (f" {'vs Collector (cpu-s)':>21}" if args.collector
+                                              else ""))
     for key, (wall, own, every, kept, rss) in medians.items():
         tree, mode, name = key
-        print(f"  {tree + mode:14} {name:11} {wall:>15,.0f} {own:>12,.0f} {every:>12,.0f} "
-              f"{kept:>6.1%} {rss:>5.0f} MiB {change(key, 'off', 0):>9} "
-              f"{change(key, 'kept', 0):>9} {change(key, 'kept', 1):>9}")
-
+        slowest = min(result[1] for result in runs[key])
+        print(f"  {tree + mode:14} {name:11} {wall:>15,.0f} {own:>12,.0f} {slowest:>10,.0f} "
+              f"{every:>12,.0f} {kept:>6.1%} {rss:>5.0f} MiB {change(key, 'off', 0):>9} "
+              f"{change(key, 'kept', 0):>9} {change(key, 'kept', 1):>9}"
+              + (f" {change(key, 'collector', 1):>21}" if args.collector else ""))
 
 if __name__ == "__main__":
     main()
