@@ -225,5 +225,6 @@ def main() -> None:
               f"{change(key, 'kept', 0):>9} {change(key, 'kept', 1):>9}"
               + (f" {change(key, 'collector', 1):>21}" if args.collector else ""))
 
+
 if __name__ == "__main__":
     main()
