@@ -96,11 +96,11 @@ class TurnPipeline:
         if not self.accepting:
             raise RetryableError("the sidecar is not accepting data (starting or stopping)",
                                  overloaded=False)
-        queue = self.settings.pipeline
-        if self.waiting_turns >= queue.turn_queue_size:
+        limits = self.settings.pipeline
+        if self.waiting_turns >= limits.turn_queue_size:
             raise RetryableError("turn queue is full; retry later")
-        if self.waiting_bytes >= queue.turn_queue_max_mib << 20:
-            raise RetryableError(f"turn queue is full ({queue.turn_queue_max_mib} MiB of turns); "
+        if self.waiting_bytes >= limits.turn_queue_max_mib << 20:
+            raise RetryableError(f"turn queue is full ({limits.turn_queue_max_mib} MiB of turns); "
                                  "retry later")
         if self.wal is not None and self.wal.full:
             self.metrics.wal_refusals.inc()
