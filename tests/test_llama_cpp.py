@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -29,38 +30,55 @@ def gguf() -> Path:
     return Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
+@dataclass
+class LlamaServer:
+    base_url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def output(self) -> str:
+        """What the server printed, and how it ended: a crash (a native build for another CPU
+        segfaulted on its first chat request) is otherwise only a connection error."""
+        code = self.process.poll()
+        state = "still running" if code is None else f"exited with status {code}"
+        return f"llama.cpp server {state}; its output:\n{self.log.read_text(errors='replace')}"
+
+
 @pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     assert importlib.util.find_spec("llama_cpp"), "llama-cpp-python is not installed"
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf()), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096", "--verbose", "false"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    base_url = f"http://127.0.0.1:{port}/v1"
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with log.open("wb") as out:  # a file, not a pipe: a pipe nobody reads stalls the server
+        process = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf()), "--host",
+             "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--verbose", "false"],
+            stdout=out, stderr=subprocess.STDOUT)
+    server = LlamaServer(f"http://127.0.0.1:{port}/v1", process, log)
     deadline = time.monotonic() + 180
     try:
         while True:
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert process.poll() is None, server.output()
             try:
-                urllib.request.urlopen(f"{base_url}/models", timeout=2)
+                urllib.request.urlopen(f"{server.base_url}/models", timeout=2)
                 break
             except OSError:
-                assert time.monotonic() < deadline, "llama.cpp server did not start"
+                assert time.monotonic() < deadline, server.output()
                 time.sleep(0.5)
-        yield base_url
+        yield server
     finally:
         process.terminate()
         process.wait(timeout=30)
 
 
-async def test_judging_through_llama_cpp_with_schema_constrained_output(llama_server: str) -> None:
+async def test_judging_through_llama_cpp_with_schema_constrained_output(
+        llama_server: LlamaServer) -> None:
     metrics = Metrics(CollectorRegistry())
     settings = LLMJudgingSettings(endpoints=[LLMEndpointSettings(
-        name="smollm2", base_url=llama_server, model="smollm2", timeout_s=300, max_retries=0,
-        structured_output="json_object_schema", max_output_tokens=768)], parse_retries=0)
+        name="smollm2", base_url=llama_server.base_url, model="smollm2", timeout_s=300,
+        max_retries=0, structured_output="json_object_schema", max_output_tokens=768)], parse_retries=0)
     judge = LLMJudge(settings.endpoints[0], settings, metrics)
     turn = AssistantTurn(
         trace_id="c" * 32, question="How long do refunds take?",
@@ -72,6 +90,8 @@ async def test_judging_through_llama_cpp_with_schema_constrained_output(llama_se
                              result="30 days")])
     try:
         result = await judge.judge(turn)
+    except Exception as error:
+        raise AssertionError(llama_server.output()) from error
     finally:
         await judge.aclose()
     verdicts = {v.metric: v for v in result.verdicts}
