@@ -10,8 +10,10 @@ no test row shares a template or a topic with a training row.
 Labels: `no_answer` (the assistant declines: blames the sources, says the context is not enough,
 declines with or without "sorry", a short "nothing came up") and `answer` (real answers, many of
 them negative or apologetic, and partial answers that decline one part: those are "incomplete",
-not "no_answer"; short answers; answers that cite their sources). Written for this project; no
-benchmark text is used.
+not "no_answer"; short answers; answers that cite their sources; and reports that an action the
+user asked for failed, "Sorry, I couldn't cancel order 77: the order service timed out": the
+assistant answered, the tool failed, which the tool-call metrics count). Written for this
+project; no benchmark text is used.
 """
 
 from __future__ import annotations
@@ -317,6 +319,51 @@ ANSWERS = {
 }
 
 
+# Requests for an action (an agent's tool call) and why it failed: topic, request, the action
+# (an infinitive phrase), the failure's reason.
+ACTIONS = [
+    ("cancelling an order", "Cancel order 77.", "cancel order 77", "the order service timed out"),
+    ("changing a delivery address", "Change the delivery address on order 512 to 4 Elm Street.",
+     "change the delivery address", "the parcel has already been handed to the courier"),
+    ("issuing a refund", "Refund my last payment.", "issue the refund",
+     "the payment provider rejected the request"),
+    ("resetting a password", "Reset my password, please.", "reset your password",
+     "the account service is not responding"),
+    ("booking a meeting room", "Book room B for 3 pm tomorrow.", "book room B",
+     "the calendar system returned an error"),
+    ("upgrading a plan", "Upgrade me to the Pro plan.", "upgrade your plan",
+     "the billing system is unavailable"),
+    ("sending an invoice", "Email me invoice INV-7.", "send invoice INV-7",
+     "the mail server refused the message"),
+    ("renewing library loans", "Renew my library books.", "renew your loans",
+     "the library system is down for maintenance"),
+    ("opening a support ticket", "Open a ticket about my broken screen.", "open the ticket",
+     "the ticketing tool timed out"),
+    ("pausing a subscription", "Pause my subscription for a month.", "pause your subscription",
+     "the subscription service returned an error"),
+    ("unlocking an account", "Unlock my account.", "unlock your account",
+     "the identity service did not answer"),
+    ("transferring money", "Transfer 200 euros to my savings account.", "make the transfer",
+     "the bank's payment system is temporarily unavailable"),
+]
+
+# Answers reporting that the action failed: {do}, {reason}. Answers, not refusals.
+ACTION_FAILED = [
+    "Sorry, I couldn't {do}: {reason}.",
+    "I tried to {do}, but it didn't go through.",
+    "Unfortunately the attempt to {do} failed because {reason}.",
+    "I wasn't able to {do}; {reason}. Please try again later.",
+    "That didn't work: {reason}, so I could not {do}.",
+    "Sorry, something went wrong and I couldn't {do}.",
+    "I'm afraid I could not {do} right now.",
+    "The request to {do} failed. {Reason}.",
+    "I attempted to {do} but got an error: {reason}.",
+    "Sorry, I was unable to {do} at this time. You can try again in a few minutes.",
+    "It didn't work, sorry: {reason}.",
+    "My attempt to {do} was rejected: {reason}.",
+]
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -345,6 +392,13 @@ def rows() -> list[dict[str, str]]:
                                                                      rng.choice(SOURCES)),
                                 "label": label, "kind": kind, "template": f"{kind}-{t}",
                                 "topic": topic[0]})
+    for t, template in enumerate(ACTION_FAILED):
+        for n in rng.sample(range(len(ACTIONS)), 6):
+            topic, request, do, reason = ACTIONS[n]
+            out.append({"question": request,
+                        "answer": cap(template.format(do=do, reason=reason, Reason=cap(reason))),
+                        "label": "answer", "kind": "action_failed",
+                        "template": f"action_failed-{t}", "topic": topic})
     return out
 
 

@@ -9,8 +9,9 @@ test template; train = rows of the other templates whose topic is not one of the
 So no test answer shares its wording with a training answer, and the test rows on test topics
 share neither wording nor subject. Regularisation is chosen by 5-fold cross-validation grouped by
 template on train only. Prints test balanced accuracy, the false-positive rate on the negative or
-apologetic real answers and on partial answers, and writes monitor/judges/models/no_answer.json
-with --write (then the test in tests/test_no_answer.py needs its checksum updated).
+apologetic real answers, on partial answers and on reports of a failed action, and writes
+monitor/judges/models/no_answer.json with --write (then the test in tests/test_no_answer.py needs
+its checksum updated).
 """
 
 from __future__ import annotations
@@ -128,6 +129,8 @@ def main() -> None:
         "test_false_positives_negative_real": float(
             predicted[test & np.isin(kinds, list(NEGATIVE_REAL))].mean()),
         "test_false_positives_partial": float(predicted[test & (kinds == "partial")].mean()),
+        "test_false_positives_action_failed": float(
+            predicted[test & (kinds == "action_failed")].mean()),
         "test_false_positives_all_real": float(predicted[test & (y == 0)].mean()),
     }
     old = np.array([bool(PHRASE_LIST.search(r["answer"])) for r in rows]).astype(int)
@@ -138,7 +141,8 @@ def main() -> None:
     for name, mask in (("test refusal recall", test & (y == 1)),
                        ("test false positives, negative real", test & np.isin(
                            kinds, list(NEGATIVE_REAL))),
-                       ("test false positives, partial", test & (kinds == "partial"))):
+                       ("test false positives, partial", test & (kinds == "partial")),
+                       ("test false positives, action failed", test & (kinds == "action_failed"))):
         print(f"{name:40} {predicted[mask].mean():.3f}   {old[mask].mean():.3f}")
     for name, value in figures.items():
         print(f"{name:40} {value:.4g}" if isinstance(value, float) else f"{name:40} {value}")

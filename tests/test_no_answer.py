@@ -20,7 +20,7 @@ from monitor.judges.no_answer import MODEL_PATH, is_empty
 from monitor.model import AssistantTurn, RetrievedDocument
 
 # Retrain with bench/train_no_answer.py --write, then update this checksum on purpose.
-MODEL_SHA256 = "af1e074d53ec42b8e5b9d0db735ae5561204d776d532e1bd8a27d2f83fcf0c46"
+MODEL_SHA256 = "1f8e7d9e53f62452efc443323d9748fdd40dbc8e227f0901d91d5a983036dbc4"
 
 REFUSALS = [
     "I could not find information about that in our documentation.",
@@ -49,6 +49,16 @@ ANSWERS = [
     "Nikola Tesla.",
     "Lisbon.",
     "In 1969.",
+]
+# The assistant tried what the user asked and says it failed: it answered (the failure is the
+# tool call's, which the tool-call metrics count), it did not decline to answer.
+ACTION_FAILURES = [
+    "Sorry, I could not cancel that order.",  # the demo's, judged no_answer before
+    "The booking failed: the hotel's system is down.",
+    "I tried to update your card details, but the payment service returned an error.",
+    "Sorry, I couldn't reschedule the delivery.",
+    "I was not able to place the order; the shop's server timed out.",
+    "Unfortunately the password reset did not go through.",
 ]
 
 
@@ -79,6 +89,18 @@ def test_refusals_are_no_answers(judge: LocalJudge, answer: str) -> None:
 def test_real_answers_negative_apologetic_or_partial_are_answers(judge: LocalJudge,
                                                                  answer: str) -> None:
     assert completeness(judge, answer) in ("complete", "incomplete")
+
+
+@pytest.mark.parametrize("answer", ACTION_FAILURES)
+def test_a_reported_failure_of_an_action_is_an_answer(judge: LocalJudge, answer: str) -> None:
+    assert completeness(judge, answer, question="Please do this for me.") != "no_answer"
+
+
+def test_the_demos_failed_cancellation_is_judged_an_answer(judge: LocalJudge) -> None:
+    from monitor.demo import SCENARIOS
+
+    cancel = next(s for s in SCENARIOS if s.tool and s.tool[2])  # the failing tool call
+    assert completeness(judge, cancel.answer, question=cancel.question) != "no_answer"
 
 
 @pytest.mark.parametrize("answer", ["", "   \n\t", "- \n* \n1.", "...", "•\n2)\n-", "?!"])

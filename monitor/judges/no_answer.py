@@ -3,7 +3,8 @@
 An empty answer (nothing but whitespace, punctuation or list markers) is a no-answer without a
 model. Otherwise a logistic regression on the answer's e5 passage embedding decides, trained by
 bench/train_no_answer.py on bench/data/no_answer.jsonl (refusals in many phrasings against real
-answers, half of them negative or apologetic; partial answers that decline one part are answers).
+answers, many of them negative or apologetic; partial answers that decline one part, and reports
+that a requested action failed, "Sorry, I could not cancel that order.", are answers).
 The weights ship in models/no_answer.json; nothing is downloaded.
 """
 
