@@ -54,9 +54,18 @@ def _settings(args: argparse.Namespace) -> Settings:
         _config_error(exc)
 
 
+def offline_settings(args: argparse.Namespace) -> Settings:
+    """`eval` and `calibrate`: the judge worker at normal priority, whatever the sidecar's
+    judging.priority. No ingest to protect here, and an idle-priority worker beside busy
+    processes (a shared CI runner) gets almost no CPU: two turns took 60 s instead of 1 s."""
+    settings = _settings(args)
+    settings.judging.priority = "normal"
+    return settings
+
+
 async def _run(settings: Settings, demo: bool, config: str | None = None) -> None:
     from monitor.app import Sidecar, tune_gc  # imported late: check-config and turns stay light
-    from monitor.console import StatusReporter, pointers
+    from monitor.console import StatusReporter, judge_cache, pointers
 
     tune_gc()
     sidecar = Sidecar(settings)
@@ -85,7 +94,9 @@ async def _run(settings: Settings, demo: bool, config: str | None = None) -> Non
             headers={"Authorization": f"Bearer {token.get_secret_value()}"} if token else None)
         traffic.start()
     log.info("assistant-monitor running; metrics at http://%s/metrics", settings.admin.endpoint)
-    status = StatusReporter(sidecar.metrics.registry, settings, pointers(settings, config))
+    judges = sidecar.judging.judges if sidecar.judging is not None else []
+    status = StatusReporter(sidecar.metrics.registry, settings, pointers(settings, config),
+                            cache=judge_cache(judges))
     status.start()
     await stop.wait()
     await status.stop()
@@ -151,8 +162,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sources(args: argparse.Namespace) -> str:
+    """Where the configuration came from, in load_settings' order (names only, no values)."""
+    from monitor.config import ENV_PREFIX
+
+    path = args.config or os.environ.get(f"{ENV_PREFIX}CONFIG")
+    read = (f"read {Path(path).resolve()}" + ("" if args.config else f" (from {ENV_PREFIX}CONFIG)")
+            if path else f"no file (no --config, {ENV_PREFIX}CONFIG unset): the built-in defaults")
+    variables = sorted(name for name in os.environ
+                       if name.startswith(ENV_PREFIX) and name != f"{ENV_PREFIX}CONFIG")
+    return f"configuration: {read}" + (f"; overridden by the environment: {', '.join(variables)}"
+                                       if variables else "")
+
+
 def cmd_check_config(args: argparse.Namespace) -> int:
     settings = _settings(args)
+    print(_sources(args), file=sys.stderr)  # stdout stays the JSON
     print(json.dumps(settings.model_dump(mode="json"), indent=2))  # SecretStr prints masked
     return 0
 
@@ -266,7 +291,10 @@ def _store(args: argparse.Namespace) -> Any:
 
     path = _settings(args).store.path
     if not path.exists():
-        print(f"assistant-monitor: no store at {path}", file=sys.stderr)
+        print(f"assistant-monitor: no store at {path.resolve()} (store.path"
+              + (f" of {args.config}" if args.config else ", relative to this directory")
+              + "): the sidecar writes it once it has judged a turn; pass the sidecar's --config",
+              file=sys.stderr)
         sys.exit(1)
     return Store(path)
 
@@ -285,19 +313,24 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
     console = Console() if sys.stdout.isatty() else Console(width=1000)
     if args.action == "list":
         rows = verdicts_view.list_turns(store, args.limit, args.state, args.route, args.metric,
-                                        args.below)
+                                        args.below, args.failed_tools)
         if args.json:
             print(json.dumps(rows, indent=2))
         elif rows:
-            console.print(verdicts_view.turns_table(rows, args.metric))
+            table, note = verdicts_view.fitted_table(console, rows, args.metric)
+            console.print(table)
+            if note:
+                console.print(note, style="dim")
         else:
             print("no stored turn matches", file=sys.stderr)
     elif args.action == "show":
-        shown = store.show(args.trace_id)
-        if shown is None:
-            print(f"assistant-monitor: no stored turn with trace id {args.trace_id} "
-                  "(`assistant-monitor verdicts list` shows the stored ones)", file=sys.stderr)
+        try:
+            trace_id = verdicts_view.find_trace_id(store, args.trace_id)
+        except LookupError as exc:
+            print(f"assistant-monitor: {exc}", file=sys.stderr)
             return 1
+        shown = store.show(trace_id)
+        assert shown is not None  # found just now: show reads the same store
         if args.json:
             print(json.dumps(shown, indent=2, default=str))
         else:
@@ -318,7 +351,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from monitor.judges.factory import build_judges
     from monitor.telemetry import Metrics
 
-    settings = _settings(args)
+    settings = offline_settings(args)
     _logging(settings)
     minimums = {}
     for item in args.min or []:
@@ -361,7 +394,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from monitor.evaluate import load_dataset
     from monitor.telemetry import Metrics
 
-    settings = _settings(args)
+    settings = offline_settings(args)
     _logging(settings)
     try:
         cases = load_dataset(Path(args.dataset))
@@ -435,12 +468,16 @@ def _verdicts_parser(sub: Any) -> None:
                          help="with a scored --metric: only turns scoring below SCORE")
     listing.add_argument("--state", choices=["pending", "judging", "judged", "failed"],
                          help="only turns in this state")
+    listing.add_argument("--failed-tools", action="store_true",
+                         help="only turns with a failed tool call (the tool column shows its "
+                              "error)")
     listing.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
     listing.add_argument("--json", action="store_true", help="print the rows as JSON")
     show = actions.add_parser("show", parents=[common],
                               help="one turn: question, documents, claims, verdicts, rationales")
     show.add_argument("trace_id", metavar="TRACE_ID",
-                      help="the turn's trace id (32 hex digits, from `verdicts list`)")
+                      help="the turn's trace id (32 hex digits, from `verdicts list`), or a "
+                           "prefix of it that only one stored turn has")
     show.add_argument("--json", action="store_true",
                       help="print the raw stored record as JSON instead")
     export = actions.add_parser("export-failing", parents=[common],

@@ -1,8 +1,8 @@
 """`assistant-monitor verdicts list|show`: the verdict store, read back for a person.
 
     rows = list_turns(store, limit=20, route="billing", metric="groundedness", below=0.5)
-    console.print(turns_table(rows))
-    console.print(turn_report(store.show(trace_id)))
+    table, note = fitted_table(console, rows)   # what fits the terminal, and what was left out
+    console.print(turn_report(store.show(find_trace_id(store, "4bf92f"))))
 
 Times are ISO 8601 (UTC). This reads the user's own local store, so it shows trace content.
 """
@@ -10,10 +10,12 @@ Times are ISO 8601 (UTC). This reads the user's own local store, so it shows tra
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, get_args
 
-from rich.console import Group
+from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
@@ -23,6 +25,11 @@ from monitor.verdict import DocumentLabel, Metric, Verdict
 METRICS: tuple[str, ...] = get_args(Metric)
 SCORED = ("context_relevance", "groundedness", "tool_use", "tool_calls")
 BAD_LABELS = {"irrelevant", "incomplete", "no_answer", "ungrounded", "no"}
+# Column headers on a narrow terminal, explained in a legend under the table.
+SHORT_NAMES = {"context_relevance": "ctx_rel", "answer_relevance": "ans_rel",
+               "completeness": "complete", "groundedness": "grounded", "tool_use": "tool_use",
+               "tool_calls": "tool_ref"}
+SHORT_ID = 12  # hex digits of a trace id on a narrow terminal: `verdicts show` takes a prefix
 
 
 def iso(timestamp: float | None) -> str:
@@ -33,8 +40,10 @@ def iso(timestamp: float | None) -> str:
 
 
 def list_turns(store: Store, limit: int, state: str | None = None, route: str | None = None,
-               metric: str | None = None, below: float | None = None) -> list[dict[str, Any]]:
-    """The newest stored turns matching the filters, each with {metric: (label, score)}."""
+               metric: str | None = None, below: float | None = None,
+               failed_tools: bool = False) -> list[dict[str, Any]]:
+    """The newest stored turns matching the filters, each with {metric: (label, score)} and
+    its tool calls ({name, error})."""
     where, args = [], []
     if state:
         where.append("t.state = ?")
@@ -50,11 +59,18 @@ def list_turns(store: Store, limit: int, state: str | None = None, route: str | 
         where.append("EXISTS (SELECT 1 FROM verdicts v WHERE v.trace_id = t.trace_id"
                      " AND v.metric = ?" + (" AND v.score < ?)" if below is not None else ")"))
         args.extend([metric, below] if below is not None else [metric])
+    if failed_tools:
+        where.append("EXISTS (SELECT 1 FROM json_each(t.turn_json, '$.tool_calls') c"
+                     " WHERE json_extract(c.value, '$.error') IS NOT NULL)")
     query = ("SELECT t.trace_id, t.service, t.route, t.state, t.reason, t.probability,"
-             " t.received_at FROM turns t" + (" WHERE " + " AND ".join(where) if where else "")
+             " t.received_at, (SELECT json_group_array(json_object('name', json_extract(c.value,"
+             " '$.name'), 'error', json_extract(c.value, '$.error')))"
+             " FROM json_each(t.turn_json, '$.tool_calls') c) AS tool_calls"
+             " FROM turns t" + (" WHERE " + " AND ".join(where) if where else "")
              + " ORDER BY t.seq DESC LIMIT ?")
     rows = [dict(r) for r in store.db.execute(query, (*args, limit))]
-    by_id = {r["trace_id"]: {**r, "verdicts": {}} for r in rows}
+    by_id = {r["trace_id"]: {**r, "tool_calls": json.loads(r["tool_calls"]), "verdicts": {}}
+             for r in rows}
     if by_id:
         marks = ",".join("?" * len(by_id))
         for v in store.db.execute(f"SELECT trace_id, metric, label, score FROM verdicts"
@@ -71,23 +87,120 @@ def _cell(label: str | None, score: float | None, threshold: float = 0.5) -> Tex
     return Text("-", style="dim")
 
 
-def turns_table(rows: list[dict[str, Any]], metric: str | None = None) -> Table:
-    """One row a turn; a column per metric that any row has a verdict on (or just `metric`)."""
+def find_trace_id(store: Store, given: str) -> str:
+    """The stored trace id that `given` is, or is the unique prefix of; LookupError says why
+    not (not hex, no such turn, several turns: a few of them)."""
+    prefix = given.strip().lower()
+    if not re.fullmatch(r"[0-9a-f]{1,32}", prefix):
+        raise LookupError(f"{given!r} is not a trace id: 32 hex digits, or the first few of them")
+    found = [r[0] for r in store.db.execute(
+        "SELECT trace_id FROM turns WHERE substr(trace_id, 1, ?) = ? ORDER BY seq DESC LIMIT 6",
+        (len(prefix), prefix))]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise LookupError(f"no stored turn with trace id {prefix}"
+                          + (" or beginning with it" if len(prefix) < 32 else "")
+                          + " (`assistant-monitor verdicts list` shows the stored ones)")
+    more = ", …" if len(found) > 5 else ""
+    raise LookupError(f"trace id prefix {prefix} is ambiguous: {', '.join(found[:5])}{more} "
+                      "begin with it; give more digits")
+
+
+def _tools(calls: list[dict[str, Any]]) -> Text:
+    """Each call's name, and `failed: its error` in red."""
+    text = Text()
+    for i, call in enumerate(calls):
+        text.append(", " if i else "")
+        if call.get("error"):
+            text.append(f"{call['name']} failed: {call['error']}", style="red")
+        else:
+            text.append(call["name"], style="green")
+    return text if calls else Text("-", style="dim")
+
+
+TOOLS_MIN = 16  # the tool column's narrowest (it wraps): a tool's name
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a table shows: fewer and shorter columns for a narrower terminal."""
+
+    short_names: bool = False
+    route_only: bool = False  # every row has the same service: the note names it
+    short_ids: bool = False
+    left_out: tuple[str, ...] = ()  # optional columns left out, by header
+
+
+OPTIONAL = ("state", "sampled by", "received (UTC)")  # left out in this order to fit
+
+
+def _layouts(one_service: bool) -> list[Layout]:
+    """From the fullest to the narrowest."""
+    layouts = [Layout(), Layout(short_names=True)]
+    if one_service:
+        layouts.append(Layout(short_names=True, route_only=True))
+    narrow = layouts[-1]
+    return layouts + [replace(narrow, short_ids=True, left_out=OPTIONAL[:n])
+                      for n in range(len(OPTIONAL) + 1)]
+
+
+def turns_table(rows: list[dict[str, Any]], metric: str | None = None,
+                layout: Layout = Layout(), tools_width: int | None = None) -> Table:
+    """One row a turn; a column per metric that any row has a verdict on (or just `metric`),
+    then the tool calls (where any row has one), at most `tools_width` wide if given."""
     shown = [m for m in METRICS if (m == metric if metric else any(m in r["verdicts"]
                                                                     for r in rows))]
+    tools = any(r["tool_calls"] for r in rows)
     table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("trace id", no_wrap=True)
-    table.add_column("received (UTC)", no_wrap=True)
-    table.add_column("service/route", no_wrap=True)
-    table.add_column("state")
-    table.add_column("sampled by")
+    columns: list[tuple[str, Any]] = [
+        ("trace id", lambda r: r["trace_id"][:SHORT_ID] if layout.short_ids else r["trace_id"]),
+        ("received (UTC)", lambda r: iso(r["received_at"])),
+        ("route" if layout.route_only else "service/route",
+         lambda r: (r["route"] or "-") if layout.route_only
+         else f"{r['service']}/{r['route'] or '-'}"),
+        ("state", lambda r: r["state"]),
+        ("sampled by", lambda r: f"{r['reason']} p={r['probability']:.2f}"),
+    ]
+    columns = [c for c in columns if c[0] not in layout.left_out]
+    for header, _ in columns:
+        table.add_column(header, no_wrap=True)
     for m in shown:
-        table.add_column(m, justify="right")
+        table.add_column(SHORT_NAMES[m] if layout.short_names else m, justify="right",
+                         no_wrap=True)
+    if tools:  # the one column that gives way: a call's error wraps onto more lines
+        table.add_column("tool calls", min_width=TOOLS_MIN, max_width=tools_width)
     for r in rows:
-        table.add_row(r["trace_id"], iso(r["received_at"]), f"{r['service']}/{r['route'] or '-'}",
-                      r["state"], f"{r['reason']} p={r['probability']:.2f}",
-                      *(_cell(*r["verdicts"].get(m, (None, None))) for m in shown))
+        table.add_row(*(value(r) for _, value in columns),
+                      *(_cell(*r["verdicts"].get(m, (None, None))) for m in shown),
+                      *([_tools(r["tool_calls"])] if tools else []))
     return table
+
+
+def fitted_table(console: Console, rows: list[dict[str, Any]], metric: str | None = None
+                 ) -> tuple[Table, str]:
+    """The fullest table that fits the console's width, and a note of what it shortened or
+    left out (empty when nothing)."""
+    unbounded = console.options.update_width(1_000_000)
+    services = {r["service"] for r in rows}
+    # the first layout whose columns fit whole, with the tool column at its narrowest
+    for layout in _layouts(len(services) == 1):
+        narrowest = turns_table(rows, metric, layout, tools_width=TOOLS_MIN)
+        if console.measure(narrowest, options=unbounded).maximum <= console.width:
+            break
+    table = turns_table(rows, metric, layout)
+    headers = {str(c.header) for c in table.columns}
+    notes = [", ".join(f"{SHORT_NAMES[m]} = {m}" for m in METRICS
+                       if SHORT_NAMES[m] in headers and SHORT_NAMES[m] != m)
+             if layout.short_names else ""]
+    if layout.route_only:
+        notes.append(f"service {services.pop()}")
+    if layout.short_ids:
+        notes.append(f"trace ids cut to {SHORT_ID} digits (`verdicts show` takes them)")
+    if layout.left_out:
+        notes.append(f"left out to fit {console.width} columns: {', '.join(layout.left_out)} "
+                     "(a wider terminal or --json shows them)")
+    return table, "; ".join(note for note in notes if note)
 
 
 def _typed(verdict: dict[str, Any]) -> Verdict:
@@ -186,4 +299,4 @@ def turn_report(shown: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-__all__ = ["iso", "list_turns", "turn_report", "turns_table"]
+__all__ = ["find_trace_id", "fitted_table", "iso", "list_turns", "turn_report", "turns_table"]

@@ -108,7 +108,7 @@ def read_terminal(fd: int, until: float, done: object = None) -> str:
 def test_run_demo_on_a_terminal_shows_a_live_status(tmp_path: Path) -> None:
     config, admin_port = demo_config(tmp_path)
     master, child = pty.openpty()
-    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 140, 0, 0))
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
     process = subprocess.Popen(
         [sys.executable, "-m", "monitor", "run", "--demo", "--config", str(config)],
         stdin=child, stdout=child, stderr=child, env={**os.environ, "TERM": "xterm-256color"})
@@ -127,8 +127,11 @@ def test_run_demo_on_a_terminal_shows_a_live_status(tmp_path: Path) -> None:
         assert re.search(r"received \d+", screen) and "backlog" in screen
         assert "latency" in screen and "dropped" in screen
         assert f"http://127.0.0.1:{admin_port}/metrics" in screen
-        assert f"assistant-monitor verdicts list --config {config}" in screen
+        # commands to paste: `assistant-monitor` is not on the PATH here, this interpreter is
+        assert f"{sys.executable} -m monitor verdicts list --config {config}" in screen
+        assert f"{sys.executable} -m monitor turns --admin http://127.0.0.1:{admin_port}" in screen
         assert "scores appear after 130 judged turns per stream" in screen
+        assert "of embeddings from the cache" in screen  # beside the judge's latency
     finally:
         process.send_signal(signal.SIGINT)
         rest = read_terminal(master, time.monotonic() + 60)

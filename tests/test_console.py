@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
+import os
+import sys
 import time
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from prometheus_client import CollectorRegistry
 from rich.console import Console
 
 from monitor.config import Settings
-from monitor.console import Figures, StatusReporter, pointers
+from monitor.console import Figures, StatusReporter, command, judge_cache, pointers
 from monitor.telemetry import Metrics
 
 
@@ -45,22 +47,92 @@ def test_the_panel_shows_figures_drift_readiness_and_where_to_look(tmp_path: Pat
     metrics = Metrics(CollectorRegistry())
     traffic(metrics)
     settings = Settings(store={"path": tmp_path / "store.db"}, admin={"endpoint": "127.0.0.1:9999"})
-    out = Console(file=io.StringIO(), width=160, record=True)
+    out = Console(file=io.StringIO(), width=200, record=True)
     status = StatusReporter(metrics.registry, settings, pointers(settings, "monitor.yaml"),
-                            interactive=True, console=out)
+                            interactive=True, console=out, cache=lambda: (97, 100))
     out.print(status.render(Figures.read(metrics.registry)))
     screen = out.export_text()
     assert "received 3" in screen and "sampled 2" in screen and "judged 2" in screen
-    assert "backlog 1" in screen and "latency 0.20 s" in screen and "not_sampled 1" in screen
+    assert "backlog 1" in screen and "not_sampled 1" in screen
+    assert "latency 0.20 s (mean, 97% of embeddings from the cache)" in screen
     assert "scores appear after 130 judged turns per stream" in screen
     assert "http://127.0.0.1:9999/metrics" in screen
-    assert "assistant-monitor verdicts list --config monitor.yaml" in screen
+    # a command to paste into another shell, with the configuration's absolute path
+    assert f"{command()} verdicts list --config {Path('monitor.yaml').resolve()}" in screen
     assert str((tmp_path / "store.db").resolve()) in screen
 
-    metrics.drift_score.labels("groundedness", "bot", "billing").set(3.5)
-    metrics.drift_alert.labels("groundedness", "bot", "billing").set(1)
-    out.print(status.render(Figures.read(metrics.registry)))
-    assert "1 streams scored, 1 alerting" in out.export_text()
+
+def judged(metrics: Metrics, stream: tuple[str, str, str], turns: int, p: float = 1.0) -> None:
+    """`turns` judged turns with a verdict on `metric`, each kept with probability p."""
+    metric, service, route = stream
+    for _ in range(turns):
+        metrics.weighted_turns.labels(service, route, "local", metric).inc(1 / p)
+        metrics.sq_weighted_turns.labels(service, route, "local", metric).inc(1 / p / p)
+
+
+def test_the_drift_line_says_how_far_each_stream_is(tmp_path: Path) -> None:
+    metrics = Metrics(CollectorRegistry())
+    settings = Settings(store={"path": tmp_path / "store.db"})
+    status = StatusReporter(metrics.registry, settings, [], interactive=True)
+    out = Console(file=io.StringIO(), width=200, record=True)
+
+    def screen() -> str:
+        out.print(status.render(Figures.read(metrics.registry)))
+        return out.export_text()
+
+    assert "130 judged turns per stream (metric × service × route); none judged yet" in screen()
+    judged(metrics, ("completeness", "bot", "billing"), 40)
+    judged(metrics, ("groundedness", "bot", "billing"), 25)
+    judged(metrics, ("completeness", "bot", "support"), 10, p=0.5)  # 10 turns, weighing 20
+    text = screen()
+    assert "judged so far, of 130:" in text
+    assert "bot/billing: no_answer_rate 40, groundedness 25" in text
+    assert "bot/support: no_answer_rate 10" in text
+    assert text.index("bot/billing") < text.index("bot/support")  # the closest first
+
+    judged(metrics, ("completeness", "bot", "billing"), 90)
+    metrics.drift_score.labels("no_answer_rate", "bot", "billing").set(3.5)
+    metrics.drift_alert.labels("no_answer_rate", "bot", "billing").set(1)
+    text = screen().split("scores appear")[-1]  # the latest panel
+    assert "1 of 3 streams scored, 1 alerting; judged so far, of 130:" in text
+    assert "bot/billing: groundedness 25" in text and "no_answer_rate 130" not in text
+
+
+def test_command_is_one_a_person_can_paste(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    monkeypatch.setattr(sys, "argv", [str(Path("monitor/__main__.py").resolve())])
+    assert command() == f"{sys.executable} -m monitor"
+    program = tmp_path / "venv bin" / "assistant-monitor"  # a path that needs quoting
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.setattr(sys, "argv", [str(program)])
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert command() == f"'{program}'"  # not on the PATH: its absolute path
+    monkeypatch.chdir(program.parent)
+    monkeypatch.setattr(sys, "argv", ["./assistant-monitor"])
+    assert command() == f"'{program}'"  # typed relative: absolute all the same
+    monkeypatch.setenv("PATH", f"{program.parent}{os.pathsep}/usr/bin")
+    assert command() == "assistant-monitor"  # this very program is on the PATH
+
+
+async def test_the_judge_cache_hit_rate_comes_from_the_worker() -> None:
+    from monitor.config import LocalJudgeSettings
+    from monitor.judges.worker import ProcessJudge
+    from tests.test_judge_worker import TURN
+
+    judge = ProcessJudge(LocalJudgeSettings())
+    stats = judge_cache([judge, object()])  # judges that keep no count are left out
+    assert stats is not None and stats() == (0, 0)
+    try:
+        await judge.judge(TURN)
+        hits, lookups = stats()
+        assert lookups > 0 and hits < lookups
+        await judge.judge(TURN)  # the same texts: every embedding from the cache
+        assert stats() == (hits + lookups, 2 * lookups)
+    finally:
+        await judge.aclose()
+    assert judge_cache([object()]) is None
 
 
 async def test_plain_log_lines_when_not_a_terminal(caplog: pytest.LogCaptureFixture,
@@ -71,7 +143,7 @@ async def test_plain_log_lines_when_not_a_terminal(caplog: pytest.LogCaptureFixt
     status = StatusReporter(metrics.registry, settings, pointers(settings, None),
                             interactive=False, interval_s=0.02)
     status.start()
-    assert any(r.getMessage().startswith("look next: verdicts: assistant-monitor verdicts list")
+    assert any(r.getMessage().startswith(f"look next: verdicts: {command()} verdicts list")
                for r in caplog.records)
     traffic(metrics)
     deadline = time.monotonic() + 10
@@ -84,4 +156,4 @@ async def test_plain_log_lines_when_not_a_terminal(caplog: pytest.LogCaptureFixt
                     "0.20 s (mean), errors 1; dropped: not_sampled 1")
     summary = status.summary()
     assert "3 turns received, 2 sampled, 2 judged (1 waiting in the store" in summary
-    assert "assistant-monitor verdicts list" in summary
+    assert f"{command()} verdicts list" in summary

@@ -1,6 +1,6 @@
 """The local judge in its own worker process (`judging.process: true`).
 
-    judge = ProcessJudge(settings.judging.local)   # a Judge; the child starts on first use
+    judge = ProcessJudge(settings.judging.local, settings.judging.priority)  # starts on first use
     result = await judge.judge(turn)
     await judge.aclose()                            # the child is gone when this returns
 
@@ -11,9 +11,14 @@ the result comes back as one. Calls are one at a time (one child: at most one co
 A child that dies mid-turn fails that call with JudgeError, so the stage puts the turn back and
 judges it again (counted against `max_attempts`: a turn that kills the judge every time is given
 up, not retried for ever); the next call starts a fresh child. A call cut short (stop) kills the
-child, so no stale reply can answer a later turn. The child runs at the lowest scheduling priority
-(nice 19, and SCHED_IDLE on Linux): on a machine short of cores, judging takes the CPU that ingest
-leaves.
+child, so no stale reply can answer a later turn. The child runs at `judging.priority`: `idle`
+(the sidecar's default: nice 19, and SCHED_IDLE on Linux), so on a machine short of cores judging
+takes the CPU that ingest leaves; `low` (nice 19 alone) or `normal` (the parent's). `eval` and
+`calibrate` judge at `normal`: there is no ingest to protect, and an idle-priority judge beside
+busy processes crawls (bench/judge_priority.py).
+
+Each reply also says how many embeddings the turn asked for and how many the judge's cache
+answered (`cache_hits`, `cache_lookups`): the status screen shows the hit rate beside the latency.
 """
 
 from __future__ import annotations
@@ -25,35 +30,55 @@ import logging
 import multiprocessing
 import os
 import signal
+from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from monitor.config import LocalJudgeSettings
+import numpy as np
+
+from monitor.config import JudgePriority, JudgingSettings, LocalJudgeSettings
 from monitor.judges.base import JudgeError
+from monitor.judges.embeddings import Embedder
 from monitor.model import AssistantTurn
 from monitor.verdict import JudgeResult, Verdict
 
 log = logging.getLogger(__name__)
 
-_NICE = 19  # and SCHED_IDLE: see _lowest_priority
+_NICE = 19  # low and idle; idle adds SCHED_IDLE: see set_priority
 _STOP_S = 5.0  # how long a child may take to exit before it is killed
+DEFAULT_PRIORITY: JudgePriority = JudgingSettings.model_fields["priority"].default
 
 
-def _lowest_priority() -> None:
-    """Where cores are short, the scheduler serves the receivers first. Nice 19 alone is not
-    that: two loops working like event loops (2 ms of work, a 0.1 ms wait) on two cores left a
-    busy child 37 % of the CPU time at nice 19 (50 % at nice 0), 20 % under SCHED_IDLE
-    (bench/judge_priority.py). Through the sidecar (bench/ingest_vs_judge.py, 5 interleaved
-    rounds, a 10,000-trace pass): at nice 19 alone the busy child switched the event loop's
-    thread out about 1,000 times a pass, under SCHED_IDLE 160-520 times; ingest's wall-clock
-    throughput fell 12-15 % below the judge held back, 7.5-10 % under SCHED_IDLE."""
+def set_priority(priority: JudgePriority) -> None:
+    """This process's CPU priority. `idle`: where cores are short, the scheduler serves the
+    receivers first. Nice 19 alone is not that: two loops working like event loops (2 ms of
+    work, a 0.1 ms wait) on two cores left a busy child 37 % of the CPU time at nice 19 (50 % at
+    nice 0), 20 % under SCHED_IDLE (bench/judge_priority.py). Through the sidecar
+    (bench/ingest_vs_judge.py, 5 interleaved rounds, a 10,000-trace pass): at nice 19 alone the
+    busy child switched the event loop's thread out about 1,000 times a pass, under SCHED_IDLE
+    160-520 times; ingest's wall-clock throughput fell 12-15 % below the judge held back,
+    7.5-10 % under SCHED_IDLE. The price: beside processes that never wait, an idle child gets
+    almost nothing, and the backlog grows until sampling sheds (`low` keeps it a share)."""
+    if priority == "normal":
+        return
     os.nice(_NICE)
-    if hasattr(os, "SCHED_IDLE"):  # Linux
+    if priority == "idle" and hasattr(os, "SCHED_IDLE"):  # Linux
         with contextlib.suppress(OSError):  # a sandbox may refuse it: nice 19 stays
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
-def _serve(conn: Connection, settings: dict[str, Any]) -> None:
+class _CountingEmbedder(Embedder):
+    """The judge's embedder, counting what its cache answered."""
+
+    lookups = 0
+
+    def _embed(self, texts: Sequence[str], is_query: bool) -> np.ndarray:
+        self.lookups += len(texts)
+        return super()._embed(texts, is_query)
+
+
+def _serve(conn: Connection, settings: dict[str, Any], priority: JudgePriority = DEFAULT_PRIORITY
+           ) -> None:
     """The child: build the judge, then answer turns until the pipe closes."""
     from monitor.judges.local import LocalJudge
 
@@ -62,18 +87,24 @@ def _serve(conn: Connection, settings: dict[str, Any]) -> None:
     # every interactive stop then restarted it ("judge worker process restarted").
     for stop_signal in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop_signal, signal.SIG_IGN)
-    _lowest_priority()
+    set_priority(priority)
 
-    judge = LocalJudge(LocalJudgeSettings.model_validate(settings))
+    local = LocalJudgeSettings.model_validate(settings)
+    embedder = _CountingEmbedder(threads=local.threads, max_chars=local.embed_chars)
+    judge = LocalJudge(local, embedder)
     while True:
         try:
             turn = conn.recv()
         except EOFError:
             return
+        lookups, computed = embedder.lookups, embedder.computed
         try:
-            reply = ("ok", result_to_dict(judge.judge_sync(AssistantTurn.model_validate(turn))))
+            result = result_to_dict(judge.judge_sync(AssistantTurn.model_validate(turn)))
+            looked_up = embedder.lookups - lookups
+            reply: tuple[str, Any] = ("ok", result, (looked_up - (embedder.computed - computed),
+                                                     looked_up))
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which retries the turn
-            reply = ("error", type(exc).__name__)  # the type only: its text may quote the turn
+            reply = ("error", type(exc).__name__, None)  # the type only: it may quote the turn
         try:
             conn.send(reply)
         except OSError:  # the sidecar is gone (killed): so is its turn's claim
@@ -94,13 +125,16 @@ def result_from_dict(data: dict[str, Any]) -> JudgeResult:
 class ProcessJudge:
     name = "local"
 
-    def __init__(self, settings: LocalJudgeSettings) -> None:
+    def __init__(self, settings: LocalJudgeSettings, priority: JudgePriority = DEFAULT_PRIORITY
+                 ) -> None:
         self.settings = settings.model_dump(mode="json")
+        self.priority = priority
         self._context = multiprocessing.get_context("spawn")
         self._process: multiprocessing.process.BaseProcess | None = None
         self._conn: Connection | None = None
         self._lock = asyncio.Lock()
         self.starts = 0  # children started (a restart after a death counts)
+        self.cache_hits = self.cache_lookups = 0  # embeddings the turns asked for, and cached
 
     @property
     def pid(self) -> int | None:
@@ -113,7 +147,7 @@ class ProcessJudge:
             conn = self._conn if self._alive() else self._start()
             try:
                 conn.send(turn.model_dump(mode="json"))
-                status, payload = await asyncio.to_thread(conn.recv)
+                status, payload, cache = await asyncio.to_thread(conn.recv)
             except (EOFError, OSError, BrokenPipeError):
                 self._kill()
                 raise JudgeError("the judge worker process died; the turn is judged again by "
@@ -123,7 +157,13 @@ class ProcessJudge:
                 raise
         if status == "error":
             raise JudgeError(f"local judge in the worker process failed: {payload}")
+        self.cache_hits += cache[0]
+        self.cache_lookups += cache[1]
         return result_from_dict(payload)
+
+    def cache_stats(self) -> tuple[int, int]:
+        """(embeddings answered by the cache, embeddings asked for) since start."""
+        return self.cache_hits, self.cache_lookups
 
     async def aclose(self) -> None:
         """Ask the child to exit (close its pipe), kill it if it does not in time."""
@@ -144,7 +184,7 @@ class ProcessJudge:
     def _start(self) -> Connection:
         self._kill()
         parent, child = self._context.Pipe()
-        process = self._context.Process(target=_serve, args=(child, self.settings),
+        process = self._context.Process(target=_serve, args=(child, self.settings, self.priority),
                                         name="assistant-monitor-judge", daemon=True)
         process.start()
         child.close()  # ours closed: the parent sees EOF when the child dies
