@@ -242,6 +242,37 @@ def host_allowed(url: str, allowed: list[str]) -> bool:
     return False
 
 
+_DNS_LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
+
+
+def _is_host_name(name: str) -> bool:
+    return len(name) <= 253 and all(_DNS_LABEL.match(label) for label in name.split("."))
+
+
+def check_host_patterns(patterns: list[str]) -> list[str]:
+    """Each entry must be something `host_allowed` can match: a host name, an IP address, a
+    `*.suffix` or a CIDR range. A placeholder copied from an example ("...") would otherwise be
+    kept as a host that never matches, silently."""
+    for pattern in patterns:
+        lowered = pattern.lower()
+        if "/" in lowered:
+            try:
+                ipaddress.ip_network(lowered, strict=False)
+                continue
+            except ValueError:
+                pass
+        else:
+            try:
+                ipaddress.ip_address(lowered)
+                continue
+            except ValueError:
+                if _is_host_name(lowered.removeprefix("*.")):
+                    continue
+        raise ValueError(f"{pattern!r} is not a host name, an IP address, a *.suffix pattern or "
+                         "a CIDR range")
+    return patterns
+
+
 DEFAULT_ALLOWED_HOSTS = [
     "localhost", "127.0.0.0/8", "::1",  # the same machine or pod
     "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7",  # private networks
@@ -289,12 +320,22 @@ class LLMJudgingSettings(_Section):
     endpoints: list[LLMEndpointSettings] = []  # none: the local judge; several: a panel
     aggregate: Literal["majority", "mean"] = "majority"  # panel and samples: labels by majority
     allowed_hosts: list[str] = DEFAULT_ALLOWED_HOSTS  # hosts, *.suffixes, CIDR ranges
+    # Added to allowed_hosts: a tenant's own judge host without restating (or losing) the
+    # defaults, which setting allowed_hosts replaces.
+    extra_allowed_hosts: list[str] = []
     allow_any_endpoint: bool = False  # explicitly allow endpoints outside allowed_hosts
     redact: bool = True  # replace e-mails, phone and card numbers, keys... before prompting
     parse_retries: int = Field(1, ge=0, le=3)  # re-asks after an unparseable verdict
     cache_size: int = Field(20_000, ge=0)  # verdicts cached by content hash
     fusion: bool = False  # Fusion-Eval: give the judge the local evaluators' scores and plan
     circuit_breaker: CircuitBreakerSettings = CircuitBreakerSettings()
+
+    _hosts = field_validator("allowed_hosts", "extra_allowed_hosts")(check_host_patterns)
+
+    @property
+    def hosts(self) -> list[str]:
+        """Where judge endpoints may be: allowed_hosts and extra_allowed_hosts."""
+        return [*self.allowed_hosts, *self.extra_allowed_hosts]
 
     @model_validator(mode="after")
     def _inside_tenant(self) -> LLMJudgingSettings:
@@ -303,11 +344,11 @@ class LLMJudgingSettings(_Section):
             raise ValueError(f"endpoint names must be unique, got {names}")
         if not self.allow_any_endpoint:
             for endpoint in self.endpoints:
-                if not host_allowed(endpoint.base_url, self.allowed_hosts):
+                if not host_allowed(endpoint.base_url, self.hosts):
                     raise ValueError(
                         f"judge endpoint {endpoint.name!r} ({endpoint.base_url}) is outside "
-                        f"allowed_hosts {self.allowed_hosts}: trace content must not leave the "
-                        "tenant. Add its host to judging.llm.allowed_hosts, or set "
+                        f"allowed_hosts {self.hosts}: trace content must not leave the "
+                        "tenant. Add its host to judging.llm.extra_allowed_hosts, or set "
                         "judging.llm.allow_any_endpoint: true if it is inside the tenant")
         return self
 
@@ -379,11 +420,18 @@ class JudgeQueueSettings(_Section):
         return self.role != "ingest"
 
 
+JudgePriority = Literal["idle", "low", "normal"]
+
+
 class JudgingSettings(_Section):
     workers: int = Field(2, gt=0, le=64)
     # The local judge in its own worker process, so its CPU work cannot slow ingest
     # (bench/ingest_vs_judge.py).
     process: bool = True
+    # That process's CPU priority. idle: nice 19 and SCHED_IDLE (Linux), it gets only CPU time
+    # nothing else wants; low: nice 19, a small share even of busy cores; normal: the sidecar's
+    # own. `eval` and `calibrate` always judge at normal (bench/judge_priority.py).
+    priority: JudgePriority = "idle"
     calls_per_minute: float | None = Field(None, gt=0)  # judge-call rate limit; None: unlimited
     daily_token_budget: int | None = Field(None, gt=0)  # judge tokens per UTC day
     max_attempts: int = Field(3, gt=0)  # a turn whose judging fails this often is marked failed
@@ -440,6 +488,8 @@ class EvaluationExportSettings(_Section):
     # then only to a host inside the tenant (allowed_hosts, as for judge endpoints).
     include_explanation: bool = False
     allowed_hosts: list[str] = DEFAULT_ALLOWED_HOSTS
+
+    _hosts = field_validator("allowed_hosts")(check_host_patterns)
 
     @field_validator("endpoint")
     @classmethod

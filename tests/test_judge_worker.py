@@ -121,3 +121,38 @@ async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it(
     finally:
         await sidecar.stop()
     assert judge.pid is None and gone(pid)
+
+
+async def test_the_worker_runs_at_the_configured_priority() -> None:
+    """judging.priority: idle (the default, above) is nice 19 and SCHED_IDLE; low is nice 19
+    alone, a share of busy cores; normal is the sidecar's own."""
+    from monitor.judges.factory import build_judge
+    from tests.conftest import test_settings
+
+    for priority, niceness, policy in (("low", 19, os.SCHED_OTHER),
+                                       ("normal", os.getpriority(os.PRIO_PROCESS, 0),
+                                        os.sched_getscheduler(0))):
+        judge = build_judge(test_settings(judging={"priority": priority}),
+                            Metrics(CollectorRegistry()))
+        assert isinstance(judge, ProcessJudge)
+        try:
+            await judge.judge(TURN)
+            pid = judge.pid
+            assert pid is not None
+            assert os.getpriority(os.PRIO_PROCESS, pid) == niceness, priority
+            assert os.sched_getscheduler(pid) == policy, priority
+        finally:
+            await judge.aclose()
+
+
+def test_eval_and_calibrate_judge_at_normal_priority(tmp_path: Path) -> None:
+    """Offline there is no ingest to protect: whatever the sidecar's configuration says, the
+    worker of `eval` and `calibrate` runs at normal priority (idle beside busy processes, two
+    turns took a minute)."""
+    from monitor.cli import build_parser, offline_settings
+
+    config = tmp_path / "monitor.yaml"
+    config.write_text("judging: {priority: idle}\n")
+    for command in (["eval", "--dataset", "d.jsonl"], ["calibrate", "--dataset", "d.jsonl"]):
+        args = build_parser().parse_args([*command, "--config", str(config)])
+        assert offline_settings(args).judging.priority == "normal"

@@ -38,7 +38,7 @@ def build_judge(settings: Settings, metrics: JudgeTelemetry) -> Judge:
         if settings.judging.process:
             from monitor.judges.worker import ProcessJudge
 
-            return ProcessJudge(settings.judging.local)
+            return ProcessJudge(settings.judging.local, settings.judging.priority)
         from monitor.judges.local import LocalJudge
 
         return LocalJudge(settings.judging.local)
