@@ -1,10 +1,15 @@
 """The README as a newcomer reads it: every `assistant-monitor` command in it parses, every
-configuration block validates, and its metric table is the metrics the sidecar registers."""
+configuration block validates, its metric table is the metrics the sidecar registers, its
+contents link to its headings, and its `exporters.record` program gets a turn judged."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +21,8 @@ from monitor.cli import build_parser
 from monitor.config import Settings
 from monitor.queue.kafka import JudgeQueueTelemetry
 from monitor.telemetry import Metrics
+from tests.conftest import SidecarProcess
+from tests.waiting import wait_until
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
 BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", README, re.M | re.S)
@@ -99,3 +106,53 @@ def test_the_metric_table_is_the_registered_metrics() -> None:
     for name, labels in registered.items():
         assert labels <= documented[name], f"{name}: labels {sorted(labels - documented[name])} " \
                                            "are not in its README row"
+
+
+def test_the_table_of_contents_links_to_headings() -> None:
+    """Each link of the contents is a heading's anchor, as GitHub makes them."""
+    outside_code = re.sub(r"^```.*?^```", "", README, flags=re.M | re.S)
+    anchors = {re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+               for title in re.findall(r"^#{2,4} (.+)$", outside_code, re.M)}
+    contents = README[README.index("**Contents.**"):README.index("## Quick start")]
+    links = re.findall(r"\]\(#([^)]+)\)", contents)
+    assert len(links) >= 15 and sorted(set(links) - anchors) == []
+    assert {"sending-traces", "llm-judges-inside-the-tenant"} <= set(links)
+
+
+def test_the_recording_example_is_a_program_whose_turn_is_judged(tmp_path: Path) -> None:
+    """The `exporters.record` example, run as written against a sidecar process: its turn is
+    judged, and the claim it invents is marked ungrounded with the passage that decided it."""
+    program = next(body for language, body in BLOCKS
+                   if language == "python" and "from exporters import record" in body)
+    (tmp_path / "turn.py").write_text(program)
+    sidecar = SidecarProcess(tmp_path / "sidecar")
+    try:
+        env = {**os.environ, "OTEL_SERVICE_NAME": "my-assistant",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sidecar.ports['http']}"}
+        sent = subprocess.run([sys.executable, "turn.py"], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert sent.returncode == 0, sent.stderr
+
+        def verdicts(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "monitor", "verdicts", *args, "--config",
+                                   str(sidecar.config)], capture_output=True, text=True,
+                                  timeout=120)
+
+        def judged() -> list[dict[str, Any]]:
+            done = verdicts("list", "--json", "--state", "judged")
+            return json.loads(done.stdout) if done.returncode == 0 else []
+
+        wait_until(judged, what="the example's turn judged")
+        (row,) = judged()
+        assert row["service"] == "my-assistant" and row["route"] == "billing"
+        assert row["tool_calls"] == [{"name": "lookup_invoice", "error": None}]
+        shown = json.loads(verdicts("show", row["trace_id"], "--json").stdout)
+        assert shown["turn"]["feedback"]["score"] == -1.0
+        grounded = next(v for v in shown["verdicts"] if v["metric"] == "groundedness")
+        claims = {c["claim"]: c for c in grounded["details"]["claims"]}
+        invented = claims["Each refund also earns 500 bonus miles."]
+        assert invented["label"] == "ungrounded" and invented["evidence"] == "kb-1"
+        assert claims["Refunds are paid within 30 days."]["label"] == "inferable"
+        assert grounded["score"] == 0.5
+    finally:
+        assert sidecar.stop() == 0
