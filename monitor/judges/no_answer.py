@@ -1,11 +1,15 @@
 """The no-answer detector: does the assistant decline to answer?
 
 An empty answer (nothing but whitespace, punctuation or list markers) is a no-answer without a
-model. Otherwise a logistic regression on the answer's e5 passage embedding decides, trained by
+model. Otherwise a logistic regression on the answer's embedding (all-MiniLM-L6-v2) decides, trained by
 bench/train_no_answer.py on bench/data/no_answer.jsonl (refusals in many phrasings against real
 answers, many of them negative or apologetic; partial answers that decline one part, and reports
 that a requested action failed, "Sorry, I could not cancel that order.", are answers).
-The weights ship in models/no_answer.json; nothing is downloaded.
+It is trained on answers embedded one at a time, as the judge embeds them (the int8 embedder's
+vectors shift slightly with the batch an answer is embedded in). Test figures (templates and
+topics held out): balanced accuracy 0.959, refusal recall 0.927, no false positive on negative or
+apologetic answers, partial answers or failed-action reports. It costs one dot product beyond the
+answer's embedding. The weights ship in models/no_answer.json; nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -37,5 +41,5 @@ class NoAnswerDetector:
             raise ValueError(f"no-answer model has {self.weights.shape} weights, wants 384")
 
     def probability(self, answer_vector: np.ndarray) -> float:
-        """P(no answer) from the answer's e5 passage embedding."""
+        """P(no answer) from the answer's embedding."""
         return 1.0 / (1.0 + math.exp(-(float(answer_vector @ self.weights) + self.bias)))
