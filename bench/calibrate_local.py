@@ -4,15 +4,15 @@
 
 Data (offline, from the `bigbench` sdist; extract, never pip-install it; get the file with
 `python bench/calibrate_local.py --fetch`):
-- VitaminC (claim + evidence; SUPPORTS / REFUTES / NOT ENOUGH INFO): claim support for
-  groundedness (supported vs not), and topical relevance for context relevance (a claim against
-  its own evidence vs another article's).
+- VitaminC (claim + evidence): topical relevance for context relevance (a claim against its own
+  evidence vs another article's). Claim support is the cross-encoder's, trained and tested by
+  training/claim_support/.
 - TruthfulQA (questions with answer choices): answer relevance (a question against one of its
   own choices vs a choice of another question), and the no-answer detector ("I have no comment";
   the detector is trained by bench/train_no_answer.py on its own data, not on TruthfulQA).
 
 Train and test are split by article title (VitaminC) or question (TruthfulQA) so that no text is
-on both sides. Thresholds and the claim-support weights are fitted on train; balanced accuracy is
+on both sides. Thresholds are fitted on train; balanced accuracy is
 reported on test. The printed values are the defaults in monitor/config.py (LocalJudgeSettings).
 """
 
@@ -33,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from monitor.judges.embeddings import Embedder  # noqa: E402
 from monitor.judges.no_answer import NoAnswerDetector, is_empty  # noqa: E402
-from monitor.judges.text import lexical_support  # noqa: E402
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
 
@@ -59,20 +58,6 @@ def balanced_accuracy(labels: np.ndarray, predicted: np.ndarray) -> float:
 def best_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
     candidates = np.unique(np.round(scores, 3))
     return float(max(candidates, key=lambda t: balanced_accuracy(labels, (scores >= t).astype(int))))
-
-
-def fit_logistic(x: np.ndarray, y: np.ndarray, steps: int = 5_000, lr: float = 0.5) -> np.ndarray:
-    """Class-balanced logistic regression by gradient descent on standardised features;
-    returns [bias, w1, w2, ...] for the raw features."""
-    mean, std = x.mean(axis=0), x.std(axis=0)
-    x1 = np.hstack([np.ones((len(x), 1)), (x - mean) / std])
-    weights = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
-    w = np.zeros(x1.shape[1])
-    for _ in range(steps):
-        p = 1 / (1 + np.exp(-x1 @ w))
-        w -= lr * x1.T @ (weights * (p - y)) / len(y)
-    raw = w[1:] / std
-    return np.concatenate([[w[0] - raw @ mean], raw])
 
 
 def vitaminc(bigbench: Path, pairs: int, seed: int) -> list[tuple[str, str, str, int]]:
@@ -114,26 +99,10 @@ def main() -> None:
         parser.error("--bigbench is required (or --fetch first)")
     embedder = Embedder()
 
-    # Claim support (groundedness) on VitaminC.
+    # VitaminC claims and their evidence (claim support itself is training/claim_support/'s).
     rows = vitaminc(args.bigbench, args.pairs, args.seed)
-    claims = embedder.passage([r[2] for r in rows])
     evidence = embedder.passage([r[1] for r in rows])
-    cosine = np.sum(claims * evidence, axis=1)
-    lexical = np.array([lexical_support(r[2], r[1]) for r in rows])
-    labels = np.array([r[3] for r in rows])
     train = np.array([is_train(r[0]) for r in rows])
-    features = np.column_stack([lexical, cosine])
-    w = fit_logistic(features[train], labels[train])
-    support = 1 / (1 + np.exp(-(w[0] + features @ w[1:])))
-    print(f"claim support weights (bias, lexical, cosine) = ({w[0]:.2f}, {w[1]:.2f}, {w[2]:.2f})")
-    report("claim support (logit)", (support[train], labels[train]),
-           (support[~train], labels[~train]), 0.5)
-    for name, score in (("  lexical alone", lexical), ("  cosine alone", cosine)):
-        t = best_threshold(score[train], labels[train])
-        report(name, (score[train], labels[train]), (score[~train], labels[~train]), t)
-    refutes = [i for i, r in enumerate(rows) if not r[3]]
-    print(f"  (not-supported claims are REFUTES or NOT ENOUGH INFO: {len(refutes)} pairs; "
-          "lexical and embedding features cannot tell a contradiction from support)")
 
     # Context relevance: a claim (as a query) against its own evidence vs another article's.
     queries = embedder.query([r[2] for r in rows])

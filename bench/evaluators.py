@@ -5,12 +5,12 @@
 
 - summary factuality (bigbench factuality_of_summary, CNN/DM and XSum): each source comes with
   candidate summaries, one of them labelled factual; the evaluator is the local judge's
-  groundedness of a candidate against its source;
+  groundedness of a candidate against its source (a turn: the source its one document);
 - tool relevance (BFCL's live_relevance: a function should be called; irrelevance and
-  live_irrelevance: none should): the evaluator is the best e5 similarity between the user's
+  live_irrelevance: none should): the evaluator is the best embedding similarity between the user's
   question and an offered function's name and description;
-- VitaminC claim support, context and answer relevance, the no-answer detector: see
-  bench/calibrate_local.py (same splits).
+- claim support: training/claim_support/export.py; context and answer relevance and the
+  no-answer detector: bench/calibrate_local.py and bench/train_no_answer.py.
 A threshold is fitted on the train half (by hash of the source or question) and balanced accuracy
 is reported on the test half.
 """
@@ -67,28 +67,23 @@ def main() -> None:
     parser.add_argument("--no-tools", action="store_true", help="summaries only")
     args = parser.parse_args()
     judge = LocalJudge(LocalJudgeSettings())
-    # The shipped reading (documents in windows) beside one window per document (its first
-    # `embed_chars` embedded, its words counted over the whole document: the judge before windows).
-    readings = {"windows": judge, "whole documents": LocalJudge(
-        LocalJudgeSettings(window_words=10_000, windows_read=1), embedder=judge.embedder)}
     for dataset in ("cnn_dm", "xsum"):
         rows = summaries(args.bigbench, dataset, args.summaries)
-        for reading, reader in readings.items():
-            scores = []
-            for source, candidate, _ in rows:
-                result = reader.judge_sync(AssistantTurn(
-                    trace_id="0" * 32, question="Summarise the article.", answer=candidate,
-                    documents=[RetrievedDocument(content=source)]))
-                grounded = result.get("groundedness")
-                scores.append(grounded.score if grounded is not None else 1.0)
-            report(f"summary groundedness ({dataset}, {reading})", np.array(scores),
-                   np.array([r[2] for r in rows]), np.array([is_train(r[0]) for r in rows]))
+        scores = []
+        for source, candidate, _ in rows:
+            result = judge.judge_sync(AssistantTurn(
+                trace_id="0" * 32, question="Summarise the article.", answer=candidate,
+                documents=[RetrievedDocument(content=source)]))
+            grounded = result.get("groundedness")
+            scores.append(grounded.score if grounded is not None else 1.0)
+        report(f"summary groundedness ({dataset})", np.array(scores),
+               np.array([r[2] for r in rows]), np.array([is_train(r[0]) for r in rows]))
 
     print("latency, one core: 3 documents of about 1,300 words (8 KiB, the judge's input limit), "
           "a 2-sentence answer, no cached embeddings")
-    for first, (reading, reader) in enumerate(readings.items()):
+    for reading, reader in {"windows": judge}.items():
         seconds = []
-        for rep in range(5 * first, 5 * first + 5):  # texts of their own: nothing cached
+        for rep in range(5):  # texts of their own: nothing cached
             words = [f"Clause {rep}.{i} of the {('travel', 'refund', 'warranty')[i % 3]} policy "
                      f"applies to orders placed in region {i % 11}." for i in range(3 * 110)]
             documents = [RetrievedDocument(id=f"d{d}", content=" ".join(words[d::3]))

@@ -1,12 +1,11 @@
-"""CPU cost of the local judge by engine thread count, and a long document before/after the cap.
+"""CPU cost of the local judge by onnxruntime intra-op thread count.
 
     python bench/judge_threads.py [--turns 30]
 
 Side by side in one run: each turn (3 documents, a 2-sentence answer, new text every time so the
 embedding cache never answers) is judged by a judge with 1 engine thread and one with 2, in
 alternating order; prints median wall time and median CPU-seconds (all the process's threads,
-OpenMP workers included) per judged turn. Then a 5,000-word document judged with the default
-embed_chars cap and with the cap lifted (what the judge did before).
+onnxruntime's included) per judged turn.
 """
 
 from __future__ import annotations
@@ -65,15 +64,6 @@ def main() -> None:
     for threads, rows in figures.items():
         print(f"  threads={threads}: wall {statistics.median(r[0] for r in rows) * 1000:7.1f} ms"
               f"   CPU {statistics.median(r[1] for r in rows) * 1000:7.1f} ms per turn")
-
-    long_turn = turn(rng, 999, document_words=5_000)
-    long_turn.documents = long_turn.documents[:1]
-    uncapped = LocalJudge(LocalJudgeSettings(embed_chars=10**9))
-    for name, judge in (("embed_chars=2000 (default)", judges[1]),
-                        ("no cap (before)", uncapped)):
-        judge.embedder.threads = 1
-        wall, cpu = cost(judge, long_turn)
-        print(f"5,000-word document, {name:26}: wall {wall:6.2f} s  CPU {cpu:6.2f} s")
 
 
 if __name__ == "__main__":

@@ -364,6 +364,26 @@ ACTION_FAILED = [
 ]
 
 
+# Small talk answered in kind: "Hi?" / "Hello." is a reply, not a refusal (short replies were
+# what the embedder of the all-MiniLM detector confused with "Nothing came up.").
+SMALL_TALK = ["Hello.", "Hi there!", "Hello! How can I help you today?", "You're welcome!",
+              "Good morning to you too.", "Thanks, you too!", "Glad I could help.", "Goodbye!",
+              "Have a nice day!", "Hi! What can I do for you?", "Sure.", "Of course!"]
+# A name, place, date or figure alone answers a who/where/when question: an earlier detector took
+# "Dr. Maria K. Osei." and "Michael Mann." for refusals.
+ENTITIES = ["Michael Mann.", "Priya Natarajan.", "Porto.", "In 1843.", "Ada Lovelace.",
+            "Chiamaka Okafor.", "Nguyen Van An.", "Ahmed Al-Sayed.", "Mount Kilimanjaro.",
+            "Sao Paulo, Brazil.", "On 4 July 1776.", "About 3.5 million.", "Oslo.", "42.",
+            "Björn Lindqvist.", "Kenji Watanabe.", "The Louvre.", "Zhang Wei.", "1971.",
+            "Fatima Zahra.", "Ravi Shankar.", "Lake Titicaca.", "12 euros a month.", "Seven days.",
+            "Rosalind Franklin.", "General Electric.", "Buenos Aires.", "Olumide Adeyemi."]
+ENTITY_QUESTIONS = ["Who directed it?", "Where is it?", "When did it happen?", "How many were there?",
+                    "Who is the manager?", "Which company made it?", "What is the price?",
+                    "Who founded it?"]
+GREETINGS = ["Hi?", "Hello", "Thanks!", "Good morning", "Thank you so much", "Bye",
+             "Have a good one", "Hey there"]
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -399,6 +419,17 @@ def rows() -> list[dict[str, str]]:
                         "answer": cap(template.format(do=do, reason=reason, Reason=cap(reason))),
                         "label": "answer", "kind": "action_failed",
                         "template": f"action_failed-{t}", "topic": topic})
+    rng = random.Random(17)  # its own stream: the rows above stay as they were
+    for t, reply in enumerate(SMALL_TALK):
+        for greeting in rng.sample(GREETINGS, 2):
+            out.append({"question": greeting, "answer": reply, "label": "answer",
+                        "kind": "small_talk", "template": f"small_talk-{t}",
+                        "topic": f"greeting: {greeting}"})
+    for t, entity in enumerate(ENTITIES):
+        for question in rng.sample(ENTITY_QUESTIONS, 2):
+            out.append({"question": question, "answer": entity, "label": "answer",
+                        "kind": "entity_answer", "template": f"entity_answer-{t}",
+                        "topic": f"entity: {question}"})
     return out
 
 

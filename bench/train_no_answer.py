@@ -35,7 +35,8 @@ from scipy.optimize import minimize
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from monitor.judges.embeddings import Embedder  # noqa: E402
-from monitor.judges.no_answer import MODEL_PATH  # noqa: E402
+from monitor.judges.no_answer import MODEL_PATH, may_decline  # noqa: E402
+from monitor.judges.text import strip_framing  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "no_answer.jsonl"
 # The phrase list the model replaced (monitor/judges/text.py until issue 16), for comparison.
@@ -113,7 +114,8 @@ def main() -> None:
     rows = [json.loads(line) for line in DATA.read_text().splitlines()]
     start = time.perf_counter()
     embedder = Embedder(cache_size=0)
-    x = np.stack([embedder.passage([r["answer"]])[0] for r in rows]).astype(np.float64)
+    # As the judge embeds an answer: alone, its framing stripped.
+    x = np.stack([embedder.passage([strip_framing(r["answer"])])[0] for r in rows]).astype(np.float64)
     print(f"embedded {len(rows)} answers in {time.perf_counter() - start:.1f} s")
     y = np.array([r["label"] == "no_answer" for r in rows]).astype(float)
     kinds = np.array([r["kind"] for r in rows])
@@ -124,7 +126,9 @@ def main() -> None:
                                         if t])
     w, b = fit(x[train], y[train], l2)
     w, b = np.round(w, 5), round(b, 5)  # what is shipped, so the figures are the shipped model's
-    predicted = (x @ w + b >= 0).astype(int)
+    # As the judge decides: a few words without a negation or apology never reach the model.
+    asked = np.array([may_decline(r["answer"]) for r in rows])
+    predicted = ((x @ w + b >= 0) & asked).astype(int)
     figures = {
         "l2": l2,
         "train_rows": int(train.sum()), "test_rows": int(test.sum()),

@@ -16,17 +16,15 @@ from pydantic import ValidationError
 from monitor.config import LocalJudgeSettings
 from monitor.judges.embeddings import clean
 from monitor.judges.local import LocalJudge
-from monitor.judges.no_answer import MODEL_PATH, is_empty
+from monitor.judges.no_answer import MODEL_PATH, is_empty, may_decline
 from monitor.model import AssistantTurn, RetrievedDocument
 
 # Retrain with bench/train_no_answer.py --write, then update this checksum on purpose.
-MODEL_SHA256 = "7049fbafc249c8677de1a39fa6026bd3a57e3c0d06f9e42cf8a1e08218685c58"
+MODEL_SHA256 = "ff49beb266141c6194440345766ad6206d2af7f6537d3f10cdb35fe3876c3050"
 
 REFUSALS = [
     "I could not find information about that in our documentation.",
-    pytest.param("I'm sorry, I don't have information about shipping to Antarctica.",
-                 marks=pytest.mark.xfail(reason="a known miss since the MiniLM embedder (p 0.07)",
-                                         strict=False)),
+    "I'm sorry, I don't have information about shipping to Antarctica.",
     "That is not mentioned in the documents I have.",
     "I cannot answer that question.",
     "I don't know.",
@@ -49,8 +47,7 @@ ANSWERS = [
     # an answer that is only a name, a place or a date (none of these is in the training data)
     "Marie Curie.",
     "Nikola Tesla.",
-    pytest.param("Lisbon.", marks=pytest.mark.xfail(
-        reason="a known false positive since the MiniLM embedder (p 0.74)", strict=False)),
+    "Lisbon.",
     "In 1969.",
 ]
 # The assistant tried what the user asked and says it failed: it answered (the failure is the
@@ -115,6 +112,25 @@ def test_empty_answers_are_no_answers_without_the_model(judge: LocalJudge, answe
     verdict = result.get("completeness")
     assert verdict.label == "no_answer" and verdict.rationale == "the answer is empty"
     assert result.get("groundedness") is None and result.get("answer_relevance") is None
+
+
+@pytest.mark.parametrize(("answer", "asked"), [
+    ("Google.", False), ("1600.", False), ("It is Jon Voight.", False), ("Sao Paulo, Brazil.", False),
+    ("I don't know.", True), ("No idea.", True), ("Sorry, nothing on that.", True),
+    ("Não encontrei nada.", True), ("Keine Angaben dazu.", True),
+    ("The refund window is thirty days from the date of delivery for every order.", True),
+])
+def test_a_few_words_without_a_negation_assert_something(answer: str, asked: bool) -> None:
+    assert may_decline(answer) is asked
+
+
+def test_short_entity_answers_reach_groundedness(judge: LocalJudge) -> None:
+    """A bare name is checked against the documents, not taken for a refusal."""
+    result = judge.judge_sync(AssistantTurn(
+        trace_id="9" * 32, question="Which search engine did they use?", answer="Google.",
+        documents=[RetrievedDocument(content="The team used Google to search the archive.")]))
+    assert result.get("completeness").label != "no_answer"
+    assert result.get("groundedness").claims[0].label == "inferable"
 
 
 def test_list_items_with_words_are_not_empty() -> None:
@@ -183,8 +199,8 @@ def test_only_the_beginning_of_a_long_document_is_embedded(judge: LocalJudge) ->
 def test_the_engine_runs_on_the_configured_threads() -> None:
     for threads in (1, 2):
         judge = LocalJudge(LocalJudgeSettings(threads=threads))
-        judge.embedder.passage([f"warm up with {threads} threads"])
-        assert judge.embedder._model._lib.omp_get_max_threads() == threads
+        for session in (judge.embedder._session, judge.claim_support._session):
+            assert session.get_session_options().intra_op_num_threads == threads
 
 
 def test_bad_settings_are_refused() -> None:

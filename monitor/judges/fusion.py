@@ -2,7 +2,7 @@
 criterion, handed to the LLM judge (and fused without an LLM by `calibrate`'s baselines).
 
 Evaluators (computed by the local judge; ranges):
-    answer_similarity  -1..1  e5 cosine of question and answer
+    answer_similarity  -1..1  cosine of question and answer embeddings (all-MiniLM-L6-v2)
     answered           0 | 1  1 unless the no-answer detector fires
     context_share      0..1   share of documents similar to the question
     claim_support      0..1   share of checkable claims the claim-support classifier supports

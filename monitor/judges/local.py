@@ -3,8 +3,8 @@
 Cheap and deterministic, on CPU inside the process; labelled `judge="local"` in every metric so
 nobody mistakes them for an LLM verdict. What each one does:
 
-- context relevance: cosine(question, document) of e5 embeddings against a threshold, per document;
-  score = share of documents relevant.
+- context relevance: cosine(question, document) of MiniLM-L6 embeddings (a document's first 128
+  tokens) against a threshold, per document; score = share of documents relevant.
 - answer relevance: cosine(question, answer) against a threshold.
 - completeness: `no_answer` when the answer is empty (whitespace, punctuation, bare list markers)
   or the no-answer detector (a logistic regression on the answer's embedding, trained by
@@ -12,44 +12,34 @@ nobody mistakes them for an LLM verdict. What each one does:
   when the answer is relevant, `incomplete` when it is not (a local evaluator cannot check
   coverage: an LLM judge does that).
 - groundedness: the answer split into claims; generic claims (pleasantries) set aside; each other
-  claim is `inferable` when the claim-support classifier (a logistic regression over lexical
-  support, e5 similarity, number and negation mismatch, trained on VitaminC by
-  bench/train_groundedness.py and shipped in models/) says a document window supports it, else
-  `ungrounded`. Documents are read in overlapping windows of `window_words` words, so a long
-  document is read whole (not only the part the embedder takes) and the features compare the
-  claim with a passage, not with a whole article; the `windows_read` windows sharing most words
-  with the claim are scored and the best one decides. Each claim keeps that window (document id,
-  character span, text): the rationale `verdicts show` prints.
+  claim, under its question, is read against document windows by the claim-support
+  cross-encoder (MiniLM-L6 fine-tuned by training/claim_support/ on VitaminC and question-answer
+  hard negatives: another entity of the passage, two of its numbers swapped, an entity it lacks;
+  int8 ONNX in models/), which gives a calibrated probability that the window supports it:
+  `inferable` at or above the model's threshold, else `ungrounded`. Documents are read whole, in
+  overlapping windows of `window_words` words; the `windows_read` windows sharing most words with
+  the claim and its question are scored and the best one decides. Each claim keeps that window
+  (document id, character span, text): the rationale `verdicts show` prints.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from monitor.config import LocalJudgeSettings
-from monitor.judges.embeddings import Embedder
-from monitor.judges.no_answer import NoAnswerDetector, is_empty
-from monitor.judges.text import (
-    is_generic,
-    lexical_support,
-    negation_mismatch,
-    number_mismatch,
-    split_claims,
-    strip_framing,
-)
+from monitor.judges.claim_support import ClaimSupportModel
+from monitor.judges.embeddings import DIMENSIONS, Embedder
+from monitor.judges.no_answer import NoAnswerDetector, is_empty, may_decline
+from monitor.judges.text import is_generic, lexical_support, split_claims, strip_framing
 from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.verdict import ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
 
 SHORT_ANSWER_WORDS = 8  # a one-claim answer this short is read as the answer to the question
-CLAIM_SUPPORT_MODEL = Path(__file__).parent / "models" / "claim_support.json"
 _WORD_SPAN = re.compile(r"\S+")
 
 
@@ -67,25 +57,18 @@ def windows(text: str, words: int) -> list[tuple[int, int]]:
 class LocalJudge:
     name = "local"
 
-    def __init__(self, settings: LocalJudgeSettings, embedder: Embedder | None = None) -> None:
+    def __init__(self, settings: LocalJudgeSettings, embedder: Embedder | None = None,
+                 claim_support: ClaimSupportModel | None = None) -> None:
         self.settings = settings
         self.embedder = embedder or Embedder(threads=settings.threads,
-                                             max_chars=settings.embed_chars)
+                                             max_chars=settings.embed_chars,
+                                             max_tokens=settings.embed_tokens)
         self.no_answer = NoAnswerDetector(settings.no_answer_model)
-        model = json.loads((settings.claim_support_model or CLAIM_SUPPORT_MODEL).read_text())
-        if model["features"] != ["lexical", "cosine", "number_mismatch", "negation_mismatch"]:
-            raise ValueError(f"claim-support model has unknown features {model['features']}")
-        self.bias = float(model["bias"])
-        self.weights = [float(w) for w in model["weights"]]
+        self.claim_support = claim_support or ClaimSupportModel(
+            *filter(None, [settings.claim_support_model]), threads=settings.threads)
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         return await asyncio.to_thread(self.judge_sync, turn)
-
-    def claim_support(self, lexical: float, cosine: float, numbers: float = 0.0,
-                      negation: float = 0.0) -> float:
-        z = self.bias + sum(w * x for w, x in zip(self.weights, (lexical, cosine, numbers,
-                                                                  negation), strict=True))
-        return 1.0 / (1.0 + math.exp(-z))
 
     def judge_sync(self, turn: AssistantTurn) -> JudgeResult:
         start = time.perf_counter()
@@ -97,7 +80,7 @@ class LocalJudge:
         docs = [d.content for d in kept]
         question = turn.question or ""
         q = self.embedder.query([question])[0] if question else None
-        doc_vectors = self.embedder.passage(docs) if docs else np.zeros((0, 384))
+        doc_vectors = self.embedder.passage(docs) if docs else np.zeros((0, DIMENSIONS))
 
         if q is not None and docs:
             sims = doc_vectors @ q
@@ -114,8 +97,13 @@ class LocalJudge:
                 signals=Signals(empty_documents_skipped=blank)))
 
         empty = is_empty(turn.answer)
-        answer_vector = None if empty else self.embedder.passage([turn.answer or ""])[0]
-        declines = None if answer_vector is None else self.no_answer.probability(answer_vector)
+        # Framing ("The documents state that the answer is X.") is not content: without it the
+        # answer reads as what it says, not as talk about the documents, which refusals are.
+        answer_vector = (None if empty else
+                         self.embedder.passage([strip_framing(turn.answer or "")])[0])
+        declines = (None if answer_vector is None else
+                    self.no_answer.probability(answer_vector) if may_decline(turn.answer or "")
+                    else 0.0)
         no_answer = empty or (declines is not None and declines >= s.no_answer_threshold)
         answer_similarity = None
         if q is not None and answer_vector is not None and not no_answer:
@@ -153,37 +141,37 @@ class LocalJudge:
         claims = split_claims(answer)
         contents = [strip_framing(c) for c in claims]
         # A short answer ("Ada Lovelace.", "In May.") asserts something only as the answer to the
-        # question: it is checked as such (embedded with the question; its own words against the
-        # documents), and never set aside as generic.
+        # question, and is never set aside as generic. Every claim is read under its question, as
+        # the model was trained: the second sentence of an answer is still about what was asked.
         short = (question is not None and len(claims) == 1
                  and 0 < len(contents[0].split()) <= SHORT_ANSWER_WORDS)
-        checked_as = [f"{question.strip()} {c}" if short and question else c for c in contents]
+        asked = (question or "").strip()
+        checked_as = [f"{asked} {c}" if asked else c for c in contents]
         checkable = [i for i, c in enumerate(contents) if short or (c and not is_generic(c))]
-        vectors = (self.embedder.passage([checked_as[i] for i in checkable]) if checkable
-                   else np.zeros((0, 384)))
+        read: dict[int, list[int]] = {}
+        for i in checkable:
+            # The windows sharing most words with the claim (then with its question) are read.
+            overlap = [(lexical_support(contents[i], t, keep_stopwords=short),
+                        lexical_support(asked, t) if asked else 0.0) for t in texts]
+            read[i] = sorted(range(len(texts)), key=lambda w: overlap[w], reverse=True)[
+                :s.windows_read]
+        pairs = [(checked_as[i], texts[w]) for i in checkable for w in read[i]]
+        support = iter(self.claim_support.probabilities(pairs) if pairs else [])
+        threshold = self.claim_support.threshold
         labelled = []
         for i, claim in enumerate(claims):
-            if i not in checkable:
+            if i not in read:
                 labelled.append(ClaimLabel(claim=claim, label="generic"))
                 continue
-            content = contents[i]
-            overlap = [lexical_support(content, t, keep_stopwords=short) for t in texts]
-            read = sorted(range(len(texts)), key=lambda w: -overlap[w])[:s.windows_read]
-            cosines = self.embedder.passage([texts[w] for w in read]) @ vectors[
-                checkable.index(i)]
-            scored = [(self.claim_support(overlap[w], float(cosine),
-                                          number_mismatch(content, texts[w]),
-                                          negation_mismatch(content, texts[w])), w, float(cosine))
-                      for w, cosine in zip(read, cosines, strict=True)]
-            support, best, cosine = max(scored)
+            probability, best = max((float(next(support)), w) for w in read[i])
             number, start, end = passages[best]
             # `checked_as` only where it differs: a detail records what was given
             extra: dict[str, Any] = ({"checked_as": checked_as[i]} if checked_as[i] != claim
                                      else {})
             labelled.append(ClaimLabel(
-                claim=claim, label="inferable" if support >= 0.5 else "ungrounded",
-                support=round(support, 4), lexical=round(overlap[best], 4),
-                similarity=round(cosine, 4),
+                claim=claim, label="inferable" if probability >= threshold else "ungrounded",
+                support=round(probability, 4),
+                lexical=round(lexical_support(contents[i], texts[best], keep_stopwords=short), 4),
                 evidence=documents[number].id or f"document {number + 1}",
                 window=(start, end), passage=texts[best], **extra))
         grounded = sum(c.label == "inferable" for c in labelled)

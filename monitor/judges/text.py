@@ -91,22 +91,3 @@ def lexical_support(claim: str, source: str, keep_stopwords: bool = False) -> fl
     if not words:
         return 0.0
     return len(words & content_words(source)) / len(words)
-
-
-_NUMBER_TOKEN = re.compile(r"\d+(?:[.,]\d+)*")
-_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot)\b|n't\b",
-                       re.IGNORECASE)
-
-
-def number_mismatch(claim: str, source: str) -> float:
-    """Share of the claim's numbers that the source does not contain (0 when it has none)."""
-    numbers = {n.replace(",", "") for n in _NUMBER_TOKEN.findall(claim)}
-    if not numbers:
-        return 0.0
-    found = {n.replace(",", "") for n in _NUMBER_TOKEN.findall(source)}
-    return len(numbers - found) / len(numbers)
-
-
-def negation_mismatch(claim: str, source: str) -> float:
-    """1 when exactly one of claim and source is negated."""
-    return float(bool(_NEGATION.search(claim)) != bool(_NEGATION.search(source)))

@@ -90,7 +90,8 @@ def _serve(conn: Connection, settings: dict[str, Any], priority: JudgePriority =
     set_priority(priority)
 
     local = LocalJudgeSettings.model_validate(settings)
-    embedder = _CountingEmbedder(threads=local.threads, max_chars=local.embed_chars)
+    embedder = _CountingEmbedder(threads=local.threads, max_chars=local.embed_chars,
+                                 max_tokens=local.embed_tokens)
     judge = LocalJudge(local, embedder)
     while True:
         try:

