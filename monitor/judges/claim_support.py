@@ -59,7 +59,7 @@ class ClaimSupportModel:
         out = []
         for a, b in pairs:
             encoding = self._tokenizer.encode(clean(a, 4_000) or " ", clean(b, 4_000) or " ")
-            out.append(float(self._session.run(None, encoded([encoding], 1))[0].reshape(-1)[0]))
+            out.append(float(self._session.run(None, encoded(encoding))[0].reshape(-1)[0]))
         return np.array(out, dtype=np.float64)
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:

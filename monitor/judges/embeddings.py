@@ -54,17 +54,11 @@ def tokenizer(path: Path, max_tokens: int):  # type: ignore[no-untyped-def]
     return loaded
 
 
-def encoded(encodings: Sequence, rows: int) -> dict[str, np.ndarray]:  # type: ignore[type-arg]
-    """The model's three inputs for a batch of encodings, padded to its longest."""
-    width = max(len(e.ids) for e in encodings)
-    ids = np.zeros((rows, width), dtype=np.int64)
-    mask = np.zeros_like(ids)
-    types = np.zeros_like(ids)
-    for i, e in enumerate(encodings):
-        ids[i, :len(e.ids)] = e.ids
-        mask[i, :len(e.ids)] = 1
-        types[i, :len(e.ids)] = e.type_ids
-    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+def encoded(encoding) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    """The model's three inputs for one encoding (a batch of one: see Embedder._embed)."""
+    ids = np.array([encoding.ids], dtype=np.int64)
+    return {"input_ids": ids, "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.array([encoding.type_ids], dtype=np.int64)}
 
 
 class Embedder:
@@ -96,7 +90,7 @@ class Embedder:
             # so a batched text's vector would depend on its neighbours (by up to 0.03 a
             # dimension), and a cached verdict on the turn it first came with.
             for i in missing:
-                inputs = encoded([self._tokenizer.encode(texts[i])], 1)
+                inputs = encoded(self._tokenizer.encode(texts[i]))
                 self._cache[keys[i]] = np.asarray(self._session.run(None, inputs)[0][0],
                                                   dtype=np.float32)
             self.computed += len(missing)
