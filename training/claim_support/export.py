@@ -113,7 +113,7 @@ def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: flo
     qa = source == "qa"
     add("qa", qa)
     supported = qa & (kind == "supported")
-    for k in ("distractor", "swapped", "absent"):
+    for k in ("distractor", "swapped", "absent", "unrelated"):
         # Each kind against the supported pairs of the same forms it was built in.
         forms = set(form[qa & (kind == k)])
         add(f"qa/{k}", (qa & (kind == k)) | (supported & np.isin(form, list(forms))))
