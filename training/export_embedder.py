@@ -32,13 +32,18 @@ class MeanPooled(nn.Module):
         super().__init__()
         self.encoder = encoder
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                token_type_ids: torch.Tensor) -> torch.Tensor:
+    def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+               token_type_ids: torch.Tensor) -> torch.Tensor:
+        """The mean of the last layer's token vectors, padding left out."""
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
                               token_type_ids=token_type_ids).last_hidden_state
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-        return nn.functional.normalize(pooled, dim=-1)
+        return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                token_type_ids: torch.Tensor) -> torch.Tensor:
+        return nn.functional.normalize(self.pooled(input_ids, attention_mask, token_type_ids),
+                                       dim=-1)
 
 
 def export(module: nn.Module, target: Path, output: str) -> None:

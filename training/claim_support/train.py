@@ -20,6 +20,7 @@ import argparse
 import itertools
 import json
 import random
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,9 @@ import torch
 from tokenizers import Tokenizer
 from torch import nn
 from transformers import AutoModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from export_embedder import MeanPooled  # noqa: E402
 
 MAX_TOKENS = 128
 
@@ -45,21 +49,17 @@ def load_tokenizer(path: Path) -> Tokenizer:
     return tokenizer
 
 
-class ClaimSupport(nn.Module):
-    """Encoder + mean pooling + one logit: supported or not."""
+class ClaimSupport(MeanPooled):
+    """Encoder + mean pooling (the embedder's) + one logit: supported or not."""
 
     def __init__(self, encoder: nn.Module) -> None:
-        super().__init__()
-        self.encoder = encoder
+        super().__init__(encoder)
         self.dropout = nn.Dropout(0.1)
         self.head = nn.Linear(encoder.config.hidden_size, 1)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 token_type_ids: torch.Tensor) -> torch.Tensor:
-        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        pooled = self.pooled(input_ids, attention_mask, token_type_ids)
         return self.head(self.dropout(pooled)).squeeze(-1)
 
 
