@@ -18,15 +18,14 @@ trailing "?" is replaced by the Luhn check digit. Everything else is literal.
 
 The script parses the markup into text + offsets (Python str offsets, end exclusive), checks the
 invariants (offsets, no overlaps, Luhn, mod-97, SSN/NINO validity, every occurrence of a labelled
-value labelled, minimum counts per type), assigns dev/test deterministically from a salted hash
-of the record id (the first salt that puts 40-60 % of every entity type in test), and writes one
-JSON record per line with sorted keys. Standard library only; the output is byte-for-byte
-reproducible.
+value labelled, minimum counts per type), and writes one JSON record per line with sorted keys.
+Splits: RECORDS (pii-001 to pii-160) are all "dev" - they were read while the redactor was
+developed; TEST_RECORDS (pii-161 on) are "test", written afterwards, blind to the redactor.
+Standard library only; the output is byte-for-byte reproducible.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import sys
@@ -49,9 +48,13 @@ MINIMUM = {
     "PERSON": 110, "ADDRESS": 60, "EMAIL": 30, "PHONE": 40, "CREDIT_CARD": 15, "IBAN": 12,
     "IP_ADDRESS": 12, "US_SSN": 10, "UK_NINO": 10, "DATE_OF_BIRTH": 15, "SECRET": 15,
 }
+TEST_MINIMUM = {
+    "PERSON": 110, "ADDRESS": 45, "EMAIL": 25, "PHONE": 40, "CREDIT_CARD": 15, "IBAN": 10,
+    "IP_ADDRESS": 10, "US_SSN": 8, "UK_NINO": 8, "DATE_OF_BIRTH": 12, "SECRET": 12,
+}
 MIN_TOTAL_ENTITIES = 400
 MIN_NEGATIVES = 120
-MIN_TEST_SHARE = 0.40
+MIN_TEST_NEGATIVES = 120
 
 # (role, text with markup). q = question, d = document, a = answer.
 RECORDS: list[tuple[str, str]] = [
@@ -464,6 +467,439 @@ RECORDS: list[tuple[str, str]] = [
           "{{WORD|Pay by Bank}} option at checkout."),
 ]
 
+# Test split (pii-161 on): written after the first 160 records had been read during the redactor's
+# development (those are all dev now), by someone who had not seen the redactor's rules or output.
+TEST_RECORDS: list[tuple[str, str]] = [
+    # ---------------------------------------------------------------- questions
+    ("q", "Good morning, my name is [[P|Adebayo Ogunleye]]. The {{PRODUCT|Tecno Camon 20}} I bought has no "
+          "sound. Please courier the replacement to [[A|15 Bode Thomas Street, Surulere, Lagos 101283]]."),
+    ("q", "can u ring me back on [[T|+234 803 555 0192]]?? been on hold 40 mins about {{ID|case 771204}}"),
+    ("q", "Hello, I'm [[P|Chiamaka Eze]]. I paid with [[CC|4539 1488 0343 646?]] but the receipt shows "
+          "someone else's name, [[P|Emeka Obi]]. Who is that?"),
+    ("q", "Salaam, this is [[P|Aminu Bello Danjuma]] from {{LOC|Kano}}. Can the {{PRODUCT|Hajj Saver}} "
+          "account be opened for my brother [[P|Sani]] too?"),
+    ("q", "I'm [[P|Karthikeyan Subramanian]], customer since {{DATE|2019}}. My new address is "
+          "[[A|No. 22, 3rd Main Road, Gandhi Nagar, Adyar, Chennai 600020]] - please update before the "
+          "{{DATE|Diwali}} dispatch."),
+    ("q", "Pls send OTP to [[T|+91 44 5550 2211]] not to my old number. Account name "
+          "[[P|Lakshmi Venkataraman]]."),
+    ("q", "My mother [[P|Sravani Reddy]] (DOB [[DOB|18/06/1954]]) needs to be added as nominee. She lives "
+          "with us at [[A|Flat 3B, Sri Sai Residency, Road No. 12, Banjara Hills, Hyderabad 500034]]."),
+    ("q", "Hi, [[P|Anirban]] here. Is {{PRODUCT|Netflix Premium}} included with the {{PRODUCT|Jio Fiber}} "
+          "plan or do I pay the {{PRICE|₹649}} separately?"),
+    ("q", "Why does my profile show [[P|Gurpreet Kaur Sandhu]] when I changed it to "
+          "[[P|Gurpreet Kaur Gill]] after the wedding in {{DATE|February}}?"),
+    ("q", "Please call [[P|Harjit]] at [[T|+44 121 496 0734]] regarding the damaged "
+          "{{PRODUCT|Dyson Airwrap}}."),
+    ("q", "안녕하세요 - sorry, English: I'm [[P|Park Ji-hoon]], order {{ID|KR-550318}}. I need the invoice "
+          "addressed to [[A|Apt 1102, 45 Teheran-ro 8-gil, Gangnam-gu, Seoul 06234]]."),
+    ("q", "My Korean phone is [[T|+82 10-5555-0134]], can you add it as the second factor? My email is "
+          "[[E|seoyeon.kim@example.kr]]."),
+    ("q", "Hi, I'm [[P|Somchai Wongsakul]]. The hotel charged [[CC|5425 2334 3010 990?]] twice for the "
+          "{{LOC|Phuket}} stay, {{PRICE|THB 12,800}} each."),
+    ("q", "Can you ship to [[A|99/12 Moo 4, Sukhumvit Soi 39, Khlong Tan Nuea, Watthana, Bangkok 10110]]? "
+          "Recipient [[P|Ploy]], phone [[T|+66 2 555 0188]]."),
+    ("q", "Magandang araw! I'm [[P|Maria Luz Dela Cruz]]. I sent the payment from [[T|+63 917 555 0123]] "
+          "using {{ORG|GCash}} but the order still says unpaid."),
+    ("q", "Hello, my SSS account is fine but my US SSN [[SSN|431-22-7809]] was entered wrong on the 1099, "
+          "can [[P|Jun]] from your tax team fix it?"),
+    ("q", "Merhaba, I'm [[P|Elif Yıldırım]]. Please deliver to "
+          "[[A|Bağdat Caddesi No: 145 D: 6, 34728 Kadıköy/İstanbul]] after 18:00; nobody's home before."),
+    ("q", "The {{PRODUCT|Turkcell}} number [[T|+90 212 555 01 45]] is my office line - please use "
+          "[[T|+905325550178]] for SMS."),
+    ("q", "I'm [[P|Dariush Tehrani]], I'd like to close my account. Refund the balance to "
+          "[[IBAN|DE?? 1001 0010 0987 6543 21]] please."),
+    ("q", "My daughter [[P|Shirin]] was born [[DOB|2 Farvardin 1385]] - that's [[DOB|22 March 2006]] - "
+          "which one should I enter in the form?"),
+    ("q", "Добрий день. I'm [[P|Oksana Kovalenko]], I moved from {{LOC|Kharkiv}} to "
+          "[[A|vul. Khreshchatyk 22, kv. 14, Kyiv 01001]]. Can I keep the same tariff?"),
+    ("q", "Please send the documents to [[P|Taras Shevchuk]] at [[E|taras.shevchuk@example.ua]] and copy "
+          "[[E|legal@example.com.ua]]."),
+    ("q", "Γεια σας, this is [[P|Eleni Papadopoulou]]. The {{PRODUCT|Philips Hue}} starter kit never "
+          "reached [[A|Ermou 48, 3rd floor, 105 63 Athina]]."),
+    ("q", "Call me on [[T|+30 21 0555 0147]] or my husband [[P|Giorgos]] on [[T|+30 697 555 0182]]. We're "
+          "only home in the evening."),
+    ("q", "Olá! I'm [[P|João Pedro Ferreira]]. My card [[CC|4916 3380 2215 774?]] was blocked abroad - I'm "
+          "in {{LOC|Porto}} until {{DATE|Sunday}}."),
+    ("q", "Can I pay from a Portuguese account? It's [[IBAN|PT?? 0033 0000 4531 2890 1237 5]], holder "
+          "[[P|Inês Carvalho]]."),
+    ("q", "Oi, tudo bem? I'm [[P|Thiago Albuquerque]], the {{PRODUCT|Kindle Paperwhite}} was delivered to "
+          "the wrong flat. Correct address: "
+          "[[A|Rua Oscar Freire, 827, apto 52, Jardins, São Paulo - SP, 01426-001]]."),
+    ("q", "WhatsApp me on [[T|+55 11 91234-5678]] please, I can't take calls at work. [[P|Luana]]"),
+    ("q", "Hola, soy [[P|Guadalupe Hernández Ríos]]. Necesito la factura a nombre de mi empresa, "
+          "{{ORG|Tacos El Güero SA de CV}}, pero el envío a "
+          "[[A|Av. Insurgentes Sur 1602, Piso 4, Col. Crédito Constructor, 03940 Ciudad de México, CDMX]]."),
+    ("q", "My number in {{LOC|Mexico}} is [[T|+52 55 5555 0147]]. My brother [[P|Chuy]] will pick up the "
+          "parcel if I'm out."),
+    ("q", "Hei! I'm [[P|Sigrid Haugland]]. Can the {{PRODUCT|Volvo}} charging cable be returned to "
+          "[[A|Storgata 15B, 0184 Oslo]] instead of the warehouse?"),
+    ("q", "I'm [[P|Mikael Lindqvist]] and I can't log in. My phone is [[T|+46 8 555 014 72]], email "
+          "[[E|mikael.lindqvist@example.se]]."),
+    ("q", "Hej, [[P|Freja Mortensen]] here. Please update my address to "
+          "[[A|Nørrebrogade 44, 2. tv., 2200 København N]]."),
+    ("q", "Hyvää päivää, I'm [[P|Aino Virtanen]]. Transfer the deposit from "
+          "[[IBAN|FI?? 1234 5600 0007 85]] before {{DATE|Juhannus}}, please."),
+    ("q", "Goedemiddag, this is [[P|Femke de Vries]]. My {{PRODUCT|Gazelle}} bike order {{ID|NL-448120}} "
+          "should go to [[A|Oudegracht 158-bis, 3511 AZ Utrecht]]."),
+    ("q", "Can [[P|Bram van Dijk]] collect my parcel? He'll bring his ID. My number is "
+          "[[T|+31 20 555 0147]]."),
+    ("q", "Halò, I'm [[P|Mòrag NicDhòmhnaill]]. The holiday let at "
+          "[[A|Taigh na Mara, Tobermory, Isle of Mull PA75 6NT]] was double-booked for {{DATE|July}}."),
+    ("q", "Hi it's [[P|Calum MacLeòid]] - what's your {{LOC|Inverness}} office number? I only have "
+          "[[T|0131 496 0512]] and nobody picks up."),
+    ("q", "Hi, I'm [[P|Hazel]]. I ordered the desk in the {{WORD|hazel}} finish but got walnut - can I "
+          "swap it, order {{ID|#2290411}}?"),
+    ("q", "[[P|Rusty]] here (real name [[P|Russell Oyelaran]]). The {{WORD|rusty}} hinge on the "
+          "{{PRODUCT|IKEA Pax}} wardrobe came in the box like that."),
+    ("q", "Is {{DRUG|atorvastatin}} covered, or only {{DRUG|Crestor}}? Asking for my dad, "
+          "[[P|Sunday Okafor-Eze]], his policy is {{ID|MED-339021}}."),
+    ("q", "Hi, I {{WORD|trust}} you can help: my husband [[P|Trust Mahlangu]] died in {{DATE|January}} and "
+          "I need to close his account."),
+    ("q", "I'm [[P|Precious Nwachukwu]]. I got charged {{PRICE|£14.99}} for {{PRODUCT|Spotify}} but I "
+          "{{WORD|cancelled}} last month."),
+    ("q", "My SSN [[SSN|318-47-2265]] is showing on the printed statement. Why is the full number printed?"),
+    ("q", "Hi there, what's the status on refund {{ID|RF-551902}}? I'm [[P|Blessing Adeyinka]], "
+          "[[E|blessing.a@example.com.ng]]."),
+    ("q", "I need the {{ORG|HMRC}} letter to show my NINO [[NINO|JK 48 20 11 B]], not my partner's "
+          "([[NINO|PR 55 73 18 C]]). We're [[P|Ewan]] and [[P|Isla Fraser]]."),
+    ("q", "Our API key leaked in a {{PRODUCT|GitHub}} gist: "
+          "[[KEY|AIzaSyD3x9Kq-2LmT7vWpZ0bN4cR8fY1sH6jUeA]]. Can you disable it on your side too?"),
+    ("q", "Why is my login from [[IP|203.0.113.145]] blocked? I'm working from the {{ORG|Hilton}} in "
+          "{{LOC|Lisbon}} this week."),
+    ("q", "Could you {{WORD|page}} [[P|Page Whitaker]] for me? She's my account rep and her phone "
+          "[[T|+1 (212) 555-0147]] goes straight to voicemail."),
+    ("q", "Is there a free number I can call from {{LOC|Ireland}}? The {{NUM|0800}} one on your site "
+          "doesn't work for me, and [[T|1-800-555-0199]] is a US number."),
+    ("q", "Hello, is [[T|0800 123 4567]] still your complaints line? My name is [[P|Chance Okeke]]."),
+    ("q", "I was born on [[DOB|29 February 1996]] and your form says that date doesn't exist. Fix please!"),
+    ("q", "Password for the shared mailbox is [[KEY|Tr0mbone!Lagoon77]] - please add [[P|Ivy Chen-Mensah]] "
+          "to it."),
+    # ---------------------------------------------------------------- documents
+    ("d", "CRM note {{DATE|2025-05-14}} ([[P|Tolulope Fashola]], Tier 1): caller [[P|Olumide Adekunle]] "
+          "asked to move the {{PRODUCT|Fibre 500}} installation to "
+          "[[A|Flat 6, 21 Admiralty Road, Lekki Phase 1, Lagos 106104]]. Callback [[T|+234 802 555 0177]]. "
+          "Engineer slot {{DATE|Thursday AM}}."),
+    ("d", "Ticket {{ID|HD-20417}}\nRequester: [[P|Ngozi Chukwuemeka]] "
+          "<[[E|ngozi.chukwuemeka@example.com]]>\nSubject: charged after cancelling\n"
+          "Body: I cancelled {{PRODUCT|Showmax}} on {{DATE|3 April}} and was still charged "
+          "{{PRICE|₦4,900}} on [[CC|5399 8312 0045 112?]]."),
+    ("d", "KYC record\nName: [[P|Abubakar Sadiq Usman]]\nDOB: [[DOB|1981-09-07]]\n"
+          "Address: [[A|No. 14 Ahmadu Bello Way, Kaduna 800283]]\n"
+          "Phone: [[T|+234 706 555 0138]]\nRisk rating: medium"),
+    ("d", "Shipping label\nSHIP TO: [[P|Meenakshi Sundaram]]\n"
+          "[[A|Plot 41, 2nd Cross Street, Anna Nagar West, Chennai, Tamil Nadu 600040]]\n"
+          "PH: [[T|9444055501]]\nFROM: {{ORG|Amazon Fulfilment}} {{LOC|Hosur}}\n"
+          "AWB {{TRACK|1Z4A07W90398823310}}  WT 1.2 kg"),
+    ("d", "HR letter\nDear [[P|Venkata Ramana Rao]],\nWe are pleased to confirm your transfer to the "
+          "{{LOC|Pune}} office from {{DATE|1 July 2025}}. Your relocation allowance of {{PRICE|₹1,50,000}} "
+          "will be paid to the salary account on file. Please direct questions to "
+          "[[P|Shalini Chatterjee]], HR Business Partner, at [[E|shalini.chatterjee@example.co.in]].\n"
+          "Yours sincerely,\n[[P|Debasish Mukherjee]]\nHead of People"),
+    ("d", "Appointment reminder: Dear [[P|Rupali Banerjee]], your appointment with Dr [[P|Sen]] at "
+          "{{ORG|Apollo Gleneagles}} is on {{DATE|Tuesday 10 June}} at 10:30. Please bring your "
+          "{{DRUG|levothyroxine}} prescription. To reschedule call [[T|+91 33 5550 6644]]."),
+    ("d", "Bank letter\n[[P|Mohammad Rafiqul Islam]]\n[[A|House 12, Road 7, Dhanmondi, Dhaka 1205]]\n"
+          "\nDear Sir,\nYour remittance of {{PRICE|USD 2,400}} from [[IBAN|GB?? HBUK 4012 7612 3456 78]] "
+          "has been credited. Reference {{ID|RMT-0091188}}."),
+    ("d", "Chat transcript {{ID|#CH-88102}}\nCustomer ([[P|Manpreet Dhaliwal]]): hi my card "
+          "[[CC|4485 2740 1152 618?]] got swallowed by the ATM at {{LOC|Southall}}\n"
+          "Agent ([[P|Kelly]]): sorry to hear that! can you confirm your date of birth?\n"
+          "Customer: [[DOB|03/11/1990]]\nAgent: thanks, new card ordered to your home address."),
+    ("d", "Tenant reference request\nApplicant: [[P|Kim Min-seo]]\n"
+          "Current address: [[A|302-dong 1504-ho, 88 Banpo-daero, Seocho-gu, Seoul 06591]]\n"
+          "Employer: {{ORG|Samsung SDS}}\nPrevious landlord: Mr. [[P|Choi]], [[T|+82 2 555 0117]]"),
+    ("d", "Travel booking {{ID|PNR 7XQ2KL}}\nPassenger 1: [[P|Lee Dong-hyun]] (DOB [[DOB|1979-04-23]])\n"
+          "Passenger 2: [[P|Lee Soo-ah]] (DOB [[DOB|2012-12-01]])\n"
+          "Flight {{ID|KE 907}} {{LOC|ICN}}-{{LOC|LHR}} {{DATE|18 Aug}}\n"
+          "Contact: [[E|donghyun.lee@example.co.kr]]"),
+    ("d", "Field service log: engineer [[P|Nattapong Srisuk]] attended "
+          "[[A|88/5 Soi Ari 4, Phahonyothin Road, Phaya Thai, Bangkok 10400]] on {{DATE|5 May}}. "
+          "{{PRODUCT|Daikin}} split unit ({{SKU|FTKC35}}) regassed. Customer [[P|Kanya]] signed."),
+    ("d", "Email pasted into ticket {{ID|#61207}}:\n> From: [[P|Jose Miguel Reyes]] "
+          "<[[E|jmreyes@example.ph]]>\n> Hi, please deliver to "
+          "[[A|Unit 8B, One Serendra, 11th Avenue, Bonifacio Global City, Taguig 1634]]. My landline is "
+          "[[T|+63 2 8555 0199]].\n> Salamat,\n> [[P|Jose Miguel]]"),
+    ("d", "Payroll import (US): row 3 [[P|Corazon Villanueva]] SSN [[SSN|602-18-4437]]; row 4 "
+          "[[P|Rodel Bautista]] SSN [[SSN|585-33-1092]]; row 5 [[P|Marites Ocampo]] SSN missing."),
+    ("d", "Incident {{ID|SEC-3310}}: repeated login failures for [[E|burak.celik@example.com.tr]] from "
+          "[[IP|185.220.101.34]] and [[IP|45.83.64.12]]. User [[P|Burak Çelik]] confirmed he was in "
+          "{{LOC|Ankara}} at the time. Password reset forced."),
+    ("d", "Customer record\nName: [[P|Zeynep Aydın]]\nIBAN: [[IBAN|TR?? 0006 1005 1978 6457 8413 26]]\n"
+          "Tel: [[T|0532 555 01 88]]\nAddress: "
+          "[[A|Atatürk Bulvarı No: 199/7, Kavaklıdere, 06680 Çankaya/Ankara]]"),
+    ("d", "Visa support letter\nTo whom it may concern,\nThis is to confirm that [[P|Farshid Rahimi]], "
+          "born [[DOB|12 October 1988]], is employed by {{ORG|Parsian Software}} as a senior engineer. He "
+          "will attend the {{ORG|Web Summit}} in {{LOC|Lisbon}} from {{DATE|11 to 14 November}}.\n"
+          "Signed, [[P|Mahnaz Karimi]], HR Manager"),
+    ("d", "Ticket {{ID|#40977}}: customer [[P|Roya Hosseini]] reports the {{PRODUCT|Snapp}} integration "
+          "fails from [[IP|2001:db8:a0b:12f0::1]]. Token in request headers: "
+          "[[KEY|Bearer_5fe1c7a92d3b44e08a6f19bd2c70e3a1]]. Agent masked it in the UI."),
+    ("d", "Delivery note: [[P|Andriy Melnyk]], [[A|vul. Shevchenka 17, kv. 3, Lviv 79005]], tel. "
+          "[[T|+380 32 555 0147]]. Order {{ID|UA-30021}}: 2 x {{PRODUCT|Ecoflow River 2}} "
+          "({{PRICE|₴19,998}}). Deliver by {{ORG|Nova Poshta}}."),
+    ("d", "Refugee support form\nFull name: [[P|Olena Bondarenko]]\n"
+          "Date of birth: [[DOB|07.05.1984]]\nChildren: [[P|Mykola]] (9), [[P|Sofiia]] (6)\n"
+          "Current address: [[A|14 Grafton Street, Flat 2, Cambridge CB1 1DS]]\n"
+          "NI number: [[NINO|SJ 30 52 97 A]]"),
+    ("d", "Hotel reservation {{ID|RES-992014}}\nGuest: [[P|Dimitris Konstantinou]]\n"
+          "Check-in {{DATE|2 Sep}}, check-out {{DATE|6 Sep}}, {{LOC|Santorini}}\n"
+          "Guarantee card: [[CC|4024 0071 5336 811?]]\nMobile: [[T|+30 694 555 0123]]\n"
+          "Rate {{PRICE|€310}}/night"),
+    ("d", "Meeting minutes {{DATE|2025-03-27}}: present [[P|Katerina Nikolaidou]], [[P|Yannis Georgiou]], "
+          "[[P|Sotiris]]. Agreed to move the {{LOC|Thessaloniki}} warehouse to the {{PRODUCT|SAP S/4HANA}} "
+          "stack by {{DATE|Q4}}. [[P|Yannis]] to brief {{ORG|Deloitte}}."),
+    ("d", "Bank letter\n{{ORG|Banco Atlântico}}\n[[P|Rui Manuel Sousa]]\n"
+          "[[A|Rua Augusta 120, 2.º Esq., 1100-053 Lisboa]]\n"
+          "Re: account [[IBAN|PT?? 0035 0697 0063 8174 3209 8]]\n"
+          "We write to inform you of a change to overdraft fees from {{DATE|1 January 2026}}. Fees rise to "
+          "{{PRICE|€7.50}} per month."),
+    ("d", "Pedido {{ID|BR-7732019}}\nCliente: [[P|Ana Beatriz Nascimento]]\n"
+          "CPF: on file\nEndereço: "
+          "[[A|Av. Sete de Setembro, 1450, Bloco C, apto 803, Vitória, Salvador - BA, 40080-001]]\n"
+          "Tel: [[T|+55 71 98765-4321]]\nPagamento: [[CC|5067 2313 4412 009?]] ({{ORG|Elo}})"),
+    ("d", "WhatsApp export pasted by agent:\n[10:02] [[P|Lucas Gonçalves]]: boa tarde, my email is "
+          "[[E|lucas.goncalves@example.com.br]]\n[10:03] [[P|Lucas Gonçalves]]: and I'm at "
+          "[[A|Rua das Laranjeiras, 300, casa 2, Rio de Janeiro - RJ, 22240-003]]\n"
+          "[10:05] Agent: obrigado [[P|Lucas]]!"),
+    ("d", "Factura {{ID|MX-A-00418}}\nReceptor: [[P|Ximena Castañeda Olvera]]\n"
+          "Domicilio: [[A|Calle Hidalgo 312, Col. Centro, 44100 Guadalajara, Jal.]]\n"
+          "Importe: {{PRICE|MXN 8,120.00}}\nMétodo de pago: transferencia"),
+    ("d", "Travel booking confirmation\nPassenger: Mr. [[P|Alejandro Vázquez]]\n"
+          "From {{LOC|Monterrey}} to {{LOC|Cancún}}, {{DATE|23 December}}, flight {{ID|VB 1124}}\n"
+          "Contact phone: [[T|+52 81 5555 0163]]\nEmail: [[E|alex.vazquez@example.mx]]\n"
+          "Fare {{PRICE|MXN 2,349}}"),
+    ("d", "Warranty claim {{ID|WC-10452}}: [[P|Henrik Solberg]], "
+          "[[A|Postboks 6004, Etterstad, 0601 Oslo]]. {{PRODUCT|Jøtul F 305}} stove, door glass cracked. "
+          "Payment for the part from [[IBAN|NO?? 8601 1117 947]]."),
+    ("d", "Employee record\nName: [[P|Astrid Johansson]]\nPersonnummer: on file\n"
+          "Address: [[A|Drottninggatan 53, 111 21 Stockholm]]\n"
+          "Bank: [[IBAN|SE?? 8000 0810 5934 5123 4567]]\nMobile: [[T|+46 70 555 01 64]]\n"
+          "Manager: [[P|Nils Ekström]]"),
+    ("d", "Parcel exception: [[P|Søren Kjærgaard]] not at home, parcel left at {{ORG|Netto}} pickup point. "
+          "Address on label: [[A|Vesterbrogade 112, 3. th., 1620 København V]]. Tracking "
+          "{{TRACK|00370723419900155628}}."),
+    ("d", "Incident {{ID|IT-7780}} ({{ORG|Nordea}} pilot): service account password "
+          "[[KEY|Kalevala#2025!Rx]] found in a {{PRODUCT|Confluence}} page edited by [[P|Juha Mäkinen]]. "
+          "Rotated {{DATE|12 May}}."),
+    ("d", "Klantnotitie: [[P|Sanne Bakker]] belt over factuur {{ID|2025-0412}}. Nieuw adres: "
+          "[[A|Prinsengracht 263-1, 1016 GV Amsterdam]]. Terugstorting naar "
+          "[[IBAN|NL?? RABO 0123 4567 89]]. Tel [[T|06 55501234]]."),
+    ("d", "Ticket {{ID|#51140}} - [[P|Joost Visser]] ({{ORG|Philips}}) reports that the {{VER|v3.9.2}} "
+          "agent on [[IP|192.0.2.88]] can't reach the proxy at [[IP|10.20.30.40]]. Works on {{VER|v3.8}}."),
+    ("d", "Croft tenancy file\nTenant: [[P|Eilidh MacAskill]]\n"
+          "Address: [[A|4 Baile na Cille, Uig, Isle of Lewis HS2 9JA]]\n"
+          "Phone: [[T|01851 555 014]]\nNI number: [[NINO|SH 11 90 47 C]]\n"
+          "Rent: {{PRICE|£1,200}} per year"),
+    ("d", "GP appointment reminder: [[P|Ruairidh Mac an t-Saoir]], you have an appointment at "
+          "{{ORG|Broomhill Medical Practice}}, [[A|2/1, 48 Byres Road, Glasgow G12 8TB]], on "
+          "{{DATE|Monday 7 July}} at 09:10. Reply CANCEL to [[T|07700 900374]]."),
+    ("d", "Chat transcript:\nUser: my name's [[P|Sunny]], the {{WORD|sunny}} yellow case was out of stock "
+          "so I got the blue\nAgent ([[P|Rosa]]): no problem, I'll note it on the order {{ID|#661093}}\n"
+          "User: thanks, email me at [[E|sunny.okon@example.com]]"),
+    ("d", "Onboarding form\nName: [[P|Sterling Achebe]]\nEmail: [[E|s.achebe@example.org]]\n"
+          "Home: [[A|1450 Peachtree St NE, Unit 902, Atlanta, GA 30309]]\n"
+          "SSN: [[SSN|254-61-8830]]\nDOB: [[DOB|Nov 4, 1992]]\n"
+          "Salary: paid in {{WORD|sterling}} via the {{LOC|UK}} entity"),
+    ("d", "Customer complaint: \"Your courier [[P|Brook]] left my {{PRODUCT|Le Creuset}} casserole by the "
+          "{{WORD|brook}} at the end of the garden.\" Address: "
+          "[[A|Millstream Cottage, Lower Slaughter, Cheltenham GL54 2HR]]."),
+    ("d", "Server log:\n{{DATE|2025-06-01T08:14:22Z}} auth ok user=[[E|ops@example.io]] "
+          "src=[[IP|198.51.100.190]]\n{{DATE|2025-06-01T08:14:25Z}} token issued "
+          "[[KEY|ya29.a0AfB_byC7xQm2LpT9nVzR4kW8]] src=[[IP|198.51.100.190]]\n"
+          "{{DATE|2025-06-01T08:15:02Z}} auth fail user=root src=[[IP|2001:db8:3c4d:15::1a2f]]"),
+    ("d", ".env file attached to ticket {{ID|#70219}} (agent redacted before forwarding):\n"
+          "APP_ENV=production\nDATABASE_URL=postgres://app:[[KEY|N7v!pQ2zLw9s]]@db.internal:5432/app\n"
+          "TWILIO_AUTH_TOKEN=[[KEY|9f3ac17be2d04e58a6c1b7d9e4f20a63]]\n"
+          "LOG_LEVEL=info"),
+    ("d", "KB article {{ID|KB-2207}}: Updating a payout account. Sellers can change their payout IBAN in "
+          "{{PRODUCT|Seller Hub}} under {{WORD|Payments}}. The change takes effect after the next payout "
+          "cycle (every {{NUM|14}} days). We never ask sellers to send account numbers by e-mail or chat; "
+          "if someone does, report it to the {{ORG|Trust & Safety}} team. Sellers in {{LOC|Norway}} and "
+          "{{LOC|Switzerland}} must also upload a bank statement. Payouts under {{PRICE|€10}} roll over to "
+          "the next cycle."),
+    ("d", "KB passage: Our {{LOC|Rotterdam}} and {{LOC|Gothenburg}} depots close for {{DATE|Christmas}} "
+          "from {{DATE|24 December}} to {{DATE|2 January}}. Orders placed after {{DATE|19 December}} ship "
+          "in the new year. {{PRODUCT|Express Plus}} costs {{PRICE|€12.95}} and is not available to the "
+          "{{LOC|Faroe Islands}}."),
+    ("d", "Bank letter\n[[P|Ifeoma Okonkwo-Hart]]\n[[A|PO Box 30211, Tucson, AZ 85751]]\n"
+          "\nDear Ms. [[P|Okonkwo-Hart]],\nWe noticed a payment of {{PRICE|$1,980.00}} from your card "
+          "ending 0002 ([[CC|4000 0000 0000 0002]]) to {{ORG|Skyline Travel}}. If this was not you, call "
+          "us on [[T|+1 (520) 555-0163]]."),
+    ("d", "Appointment reminder: Hi [[P|Destiny]], this is {{ORG|Bright Smile Dental}}. Your cleaning with "
+          "Dr. [[P|Baker]] is on {{DATE|Wed 16 Jul}} at 3:15pm. Call [[T|(415) 555-0129]] to change it. "
+          "Bring your {{ORG|Delta Dental}} card."),
+    ("d", "Patient intake form\nName: [[P|Harmony Osei-Bonsu]]\n"
+          "DOB: [[DOB|1999-02-14]]\nAddress: [[A|Unit 4/18 Smith Street, Fitzroy VIC 3065]]\n"
+          "Mobile: [[T|+61 4 1234 5678]]\nMedications: {{DRUG|salbutamol}} inhaler, {{DRUG|Zyrtec}}\n"
+          "Referred by: Dr [[P|Cook]]"),
+    ("d", "Lost property log ({{ORG|Sydney Trains}}): wallet handed in at {{LOC|Central}}; contains "
+          "licence for [[P|Jack Nguyen-Walsh]], [[A|12/7 Crown Street, Surry Hills NSW 2010]], and a card "
+          "[[CC|5555 3412 4444 111?]]."),
+    ("d", "Support ticket {{ID|NZ-33019}}: [[P|Aroha Tipene]] asks that all post go to "
+          "[[A|PO Box 5511, Wellington 6140]]. Phone [[T|+64 21 555 0146]]."),
+    ("d", "Shipping label: TO [[P|Thandiwe Dlamini]], [[A|14 Long Street, Cape Town, 8001]], CELL "
+          "[[T|+27 82 555 0192]]. REF {{ID|ZA-99102}}. CONTENTS: {{PRODUCT|Garmin Forerunner 265}}."),
+    ("d", "Donor receipt: received with thanks from [[P|Wanjiru Kamau]], "
+          "[[A|P.O. Box 40512-00100, Nairobi]], {{PRICE|KES 25,000}} on {{DATE|12 March 2025}}, via "
+          "{{ORG|M-Pesa}} from [[T|+254 712 555 014]]."),
+    ("d", "Vendor master change request\nSupplier: {{ORG|Schreiner Metallbau GmbH}}\n"
+          "Contact: [[P|Wolfgang Schreiner]]\nAddress: "
+          "[[A|Schillerstraße 9, 3. OG, 60313 Frankfurt am Main]]\n"
+          "Phone: [[T|+49 (0)30 1234567]]\nNew IBAN: [[IBAN|DE?? 5001 0517 5407 3249 31]]\n"
+          "Approved by: [[P|Petra Lang]]"),
+    ("d", "Reminder letter: Dear Mme [[P|Lefèvre]], your appointment at {{ORG|Clinique du Parc}} is "
+          "confirmed for {{DATE|le 3 juin}}. In case of delay call [[T|+33 6 12 34 56 78]] or e-mail "
+          "[[E|rdv@example.fr]]. Address: [[A|17 boulevard Carnot, 69001 Lyon]]."),
+    ("d", "Access log:\n[[IP|192.0.2.151]] user=[[P|Bui Thi Thu]] action=export rows=1204 {{DATE|09:41}}\n"
+          "[[IP|192.0.2.152]] user=[[P|Ha Quang Vinh]] action=login {{DATE|09:44}}"),
+    ("d", "UK payroll exception report: [[P|Tom Bell]] NINO [[NINO|YZ 74 10 36 A]] (tax code BR); "
+          "[[P|Jade Fisher]] NINO [[NINO|ML 19 62 04 B]] (student loan plan 2); [[P|Reed Holloway]] NINO "
+          "[[NINO|WP 88 31 57 D]] (new starter)."),
+    ("d", "Escalation: customer [[P|Heather Moss]] says the {{WORD|heather}} print duvet set "
+          "({{SKU|DUV-HTH-KG}}) was charged at {{PRICE|£89}} instead of the {{PRICE|£59}} sale price. Card "
+          "[[CC|4917 3025 8841 660?]]. Call [[T|020 7946 0321]]."),
+    ("d", "Credit check request\nApplicant: [[P|Forrest Delgado]]\n"
+          "SSN: [[SSN|530-27-6914]]\nDOB: [[DOB|08/30/1986]]\n"
+          "Address: [[A|7711 N Lamar Blvd, Apt 214, Austin, TX 78752]]\n"
+          "Phone: [[T|512.555.0184]]"),
+    ("d", "Expense report flagged: [[P|Robin Chowdhury]] submitted a {{PRICE|$612}} {{ORG|Delta}} fare "
+          "paid with personal card [[CC|3787 344936 7100?]]. Policy requires the corporate {{ORG|Amex}}."),
+    ("d", "Canada Post notice: item {{TRACK|LM473192850CA}} for [[P|Genevieve Tremblay]] held at the post "
+          "office; deliver to [[A|PO Box 1180, Station Main, Halifax NS B3J 2X1]] after {{DATE|Tuesday}}."),
+    ("d", "Order record\nOrder {{ID|#SG-40188}}  placed {{DATE|2025-04-09}}\n"
+          "Ship to: [[P|Siti Nurhaliza binti Ahmad]]\n"
+          "[[A|Blk 210 Toa Payoh North, #08-1142, Singapore 310210]]\n"
+          "Tel [[T|+65 8555 0172]]\nItems: {{SKU|AX-22-BLK}} x2, {{PRICE|S$58.00}}"),
+    ("d", "Email in ticket:\n> Hi team, please reset MFA for [[E|i.rasmussen@example.dk]]. Her backup "
+          "number is [[T|+45 33 55 50 14]].\n> Thanks, [[P|Ida Rasmussen]]'s manager, [[P|Kasper Holm]]"),
+    ("d", "Stolen card report {{ID|SCR-2201}}: [[P|Olive Thornbury]] reports card "
+          "[[CC|2223 0031 2200 330?]] stolen in {{LOC|Bath}} on {{DATE|Saturday}}. Replacement to "
+          "[[A|Flat 12B, 7 Hove Street, Brighton BN3 2DE]]."),
+    ("d", "Automated alert forwarded to support:\nFrom: [[E|security-alerts@example.dev]]\n"
+          "To: [[E|ayodele.bankole@example.com]]\nWe found a secret in a public commit to {{WORD|main}}: "
+          "[[KEY|ghp_Zx81qRtV0mLk4WnC7bYd2PsE9fHa6JuT3oGi]]. Hi [[P|Ayodele]], please revoke it; the "
+          "commit was pushed from [[IP|198.51.100.61]]."),
+    ("d", "CI build {{ID|#4471}} log (excerpt, {{VER|runner 2.317.0}}):\n"
+          "+ export AWS_SECRET_ACCESS_KEY=[[KEY|tK8vQ2mZr7Lp/W4nX9cBy3HsJ6dF1gEaU0oRiT5e]]\n"
+          "+ npm config set "
+          "//registry.npmjs.org/:_authToken=[[KEY|npm_Qw3rTy7uIo9pAs1dFg5hJk2lZx8cVb4nM6qE]]\n"
+          "+ npm publish\nTriggered by [[P|Kwabena Ofori-Atta]]."),
+    ("d", "Mortgage pre-approval\nBorrower: [[P|Marisol Quintero]], SSN [[SSN|623-41-0875]]\n"
+          "Co-borrower: [[P|Dwayne Quintero]], SSN [[SSN|623-41-0912]]\n"
+          "Earnest money paid with [[CC|5186 0021 7734 590?]] - wait, customer corrected to "
+          "[[CC|6011 0009 9013 942?]]\nEmail: [[E|marisol.q@example.com]]"),
+    ("q", "I used [[CC|4263 9826 4026 929?]] on your site and also my wife's [[CC|5114 4963 5323 001?]] - "
+          "both show pending. Confirmation went to [[E|tunde.bakare@example.co.uk]]. [[P|Tunde]]"),
+    ("d", "Webhook config dump in ticket {{ID|#88310}}:\nendpoint: https://hooks.example.com/pay\n"
+          "signing_secret: [[KEY|whsec_8Kd2mQz7RtY4vNp1cXe9LbW3]]\n"
+          "slack_webhook: https://hooks.slack.com/services/[[KEY|T0001/B0001/Xk9pLm2Qr7sT4vW8yZ1aB3cD]]\n"
+          "owner: [[E|platform-team@example.com]] ([[P|Gwen Abernathy]])"),
+    ("d", "Forwarded thread:\n> From: [[P|Nkechi Umeh]] <[[E|nkechi.umeh@example.org]]>\n"
+          "> Cc: [[E|finance@example.org]]\n> The contractor's wifi password for the {{LOC|Abuja}} site is "
+          "[[KEY|Zuma-Rock-4471!]]; please don't share it outside the team."),
+    # ---------------------------------------------------------------- answers
+    ("a", "Thanks, [[P|Adebayo]]. The replacement {{PRODUCT|Tecno Camon 20}} is booked for delivery to "
+          "[[A|15 Bode Thomas Street, Surulere, Lagos 101283]] on {{DATE|Friday}}."),
+    ("a", "I've called [[T|+234 803 555 0192]] twice and left a voicemail about {{ID|case 771204}}. We'll "
+          "try again at 4pm."),
+    ("a", "The name [[P|Emeka Obi]] was printed because of a template error, [[P|Chiamaka]]; your payment "
+          "is safe and no one else can see it."),
+    ("a", "Your address is now [[A|No. 22, 3rd Main Road, Gandhi Nagar, Adyar, Chennai 600020]], Mr. "
+          "[[P|Subramanian]]. The {{DATE|Diwali}} order will go there."),
+    ("a", "Done - OTPs will now go to [[T|+91 44 5550 2211]]. If you don't receive one within two minutes, "
+          "tap {{WORD|Resend}}."),
+    ("a", "I've added [[P|Sravani Reddy]] as nominee. We'll post the confirmation to your home address; "
+          "please ask her to sign and return it within {{NUM|30}} days."),
+    ("a", "{{PRODUCT|Netflix Premium}} isn't bundled with that plan, [[P|Anirban]], so the {{PRICE|₹649}} "
+          "is charged separately."),
+    ("a", "I've updated the profile name to [[P|Gurpreet Kaur Gill]]. Congratulations on the wedding!"),
+    ("a", "The invoice for order {{ID|KR-550318}} is re-issued to "
+          "[[A|Apt 1102, 45 Teheran-ro 8-gil, Gangnam-gu, Seoul 06234]] and emailed to "
+          "[[E|seoyeon.kim@example.kr]]."),
+    ("a", "Khun [[P|Somchai]], I can see two charges of {{PRICE|THB 12,800}}. One is a pre-authorisation "
+          "and will drop off in 7 days; nothing else is needed."),
+    ("a", "Yes, we ship to {{LOC|Thailand}}. The parcel for [[P|Ploy]] will go by {{ORG|Kerry Express}}, "
+          "and the courier will call [[T|+66 2 555 0188]] before delivery."),
+    ("a", "The {{ORG|GCash}} payment from [[T|+63 917 555 0123]] arrived, [[P|Maria Luz]]; the order "
+          "status will update within the hour."),
+    ("a", "I've asked [[P|Jun]] on the tax team to correct the SSN on the 1099. A new form will be issued "
+          "by {{DATE|31 January}}."),
+    ("a", "Noted, [[P|Elif]]: the courier will deliver to "
+          "[[A|Bağdat Caddesi No: 145 D: 6, 34728 Kadıköy/İstanbul]] after 18:00 and text "
+          "[[T|+905325550178]] first."),
+    ("a", "The refund of {{PRICE|€312.40}} has been sent to [[IBAN|DE?? 1001 0010 0987 6543 21]]. Your "
+          "account will close once it clears, Mr. [[P|Tehrani]]."),
+    ("a", "Please enter the Gregorian date, [[DOB|22 March 2006]]. The form doesn't accept the Persian "
+          "calendar yet."),
+    ("a", "Yes, [[P|Oksana]], the tariff moves with you. Your new address, "
+          "[[A|vul. Khreshchatyk 22, kv. 14, Kyiv 01001]], is saved."),
+    ("a", "I've sent the documents to [[E|taras.shevchuk@example.ua]] with [[E|legal@example.com.ua]] in "
+          "copy."),
+    ("a", "The {{PRODUCT|Philips Hue}} kit was returned to our depot in {{LOC|Piraeus}}. We'll resend it "
+          "to [[A|Ermou 48, 3rd floor, 105 63 Athina]] tomorrow, [[P|Eleni]]."),
+    ("a", "Your card is unblocked, [[P|João Pedro]]. Enjoy {{LOC|Porto}}; the limit abroad is "
+          "{{PRICE|€1,000}} per day."),
+    ("a", "We can take payment from [[IBAN|PT?? 0033 0000 4531 2890 1237 5]] as long as "
+          "[[P|Inês Carvalho]] signs the mandate."),
+    ("a", "Sorry about that, [[P|Thiago]]. The courier will collect the {{PRODUCT|Kindle Paperwhite}} from "
+          "the neighbour and redeliver to "
+          "[[A|Rua Oscar Freire, 827, apto 52, Jardins, São Paulo - SP, 01426-001]]."),
+    ("a", "Claro, [[P|Guadalupe]]: the invoice will be in the name of {{ORG|Tacos El Güero SA de CV}} and "
+          "the parcel goes to "
+          "[[A|Av. Insurgentes Sur 1602, Piso 4, Col. Crédito Constructor, 03940 Ciudad de México, CDMX]]."),
+    ("a", "Yes - [[P|Sigrid]], drop the cable at [[A|Storgata 15B, 0184 Oslo]]; the shop there accepts "
+          "{{PRODUCT|Volvo}} accessory returns until {{DATE|30 June}}."),
+    ("a", "I've sent a login link to [[E|mikael.lindqvist@example.se]]. If it doesn't arrive, we'll call "
+          "[[T|+46 8 555 014 72]]."),
+    ("a", "The deposit transfer from [[IBAN|FI?? 1234 5600 0007 85]] is scheduled for {{DATE|Monday}}, "
+          "well before {{DATE|Juhannus}}."),
+    ("a", "Of course, [[P|Femke]]. [[P|Bram van Dijk]] can collect order {{ID|NL-448120}} with his ID; "
+          "we'll text [[T|+31 20 555 0147]] when it's ready."),
+    ("a", "I'm sorry about the double booking, [[P|Mòrag]]. [[P|Calum]] from our {{LOC|Inverness}} office "
+          "will call you about alternatives on {{LOC|Mull}}."),
+    ("a", "Swapping to walnut is fine, [[P|Hazel]]. The courier will collect the {{WORD|hazel}} desk on "
+          "{{DATE|Tuesday}}."),
+    ("a", "{{DRUG|Atorvastatin}} is covered under policy {{ID|MED-339021}}; {{DRUG|Crestor}} needs prior "
+          "authorisation. [[P|Sunday]] can fill the generic at any pharmacy."),
+    ("a", "I'm very sorry for your loss. To close [[P|Trust Mahlangu]]'s account we need a copy of the "
+          "death certificate; you can upload it in the app or post it to "
+          "[[A|PO Box 7720, Johannesburg 2000]]."),
+    ("a", "I've refunded the {{PRICE|£14.99}}, [[P|Precious]]. {{PRODUCT|Spotify}} shouldn't charge again."),
+    ("a", "Refund {{ID|RF-551902}} was paid on {{DATE|Tuesday}}. A receipt is on its way to "
+          "[[E|blessing.a@example.com.ng]]."),
+    ("a", "The {{ORG|HMRC}} letter now shows [[NINO|JK 48 20 11 B]]. [[P|Isla]]'s number stays on her own "
+          "letter only."),
+    ("a", "We've disabled that key on our side. Please also delete the gist and create a new key in the "
+          "{{PRODUCT|Google Cloud}} console under {{WORD|Credentials}}."),
+    ("a", "The block on [[IP|203.0.113.145]] came from our hotel-network rule. I've allow-listed it until "
+          "{{DATE|Sunday}}."),
+    ("a", "I've messaged [[P|Page]] and asked her to call you back. Her direct line is "
+          "[[T|+1 (212) 555-0147]] and she's in until 6pm Eastern."),
+    ("a", "From {{LOC|Ireland}}, please use [[T|+353 1 555 0148]]; [[T|0800 123 4567]] only works from "
+          "{{LOC|UK}} landlines. Sorry for the trouble, [[P|Chance]]."),
+    ("a", "Leap-day birthdays were rejected by a validation bug; I've entered [[DOB|29 February 1996]] "
+          "manually."),
+    ("a", "[[P|Ivy]] now has access to the shared mailbox. Please change the password you posted - anyone "
+          "in this chat could see it."),
+    ("a", "Your claim is logged, Ms. [[P|Moss]]. We'll refund the {{PRICE|£30}} difference to the card you "
+          "used."),
+    ("a", "The wallet is at {{LOC|Central}} station lost property. [[P|Jack]] can collect it with photo "
+          "ID, or we can post it to [[A|12/7 Crown Street, Surry Hills NSW 2010]]."),
+    ("a", "Hi [[P|Aroha]], all post will now go to [[A|PO Box 5511, Wellington 6140]]. Text alerts stay on "
+          "[[T|+64 21 555 0146]]."),
+    ("a", "Mr. [[P|Delgado]], the credit check came back clear. We'll mail the card to "
+          "[[A|7711 N Lamar Blvd, Apt 214, Austin, TX 78752]]."),
+    ("a", "[[P|Genevieve]], your parcel {{TRACK|LM473192850CA}} is held at {{ORG|Canada Post}} until "
+          "{{DATE|Tuesday}}, then delivered to [[A|PO Box 1180, Station Main, Halifax NS B3J 2X1]]."),
+    ("a", "Your new card will reach [[A|Flat 12B, 7 Hove Street, Brighton BN3 2DE]] in 3-5 days, "
+          "[[P|Olive]]. The old one is cancelled."),
+    ("a", "Dr. [[P|Baker]] has a free slot on {{DATE|Thursday}} at 9am. Shall I move your cleaning, "
+          "[[P|Destiny]]?"),
+    ("a", "I can confirm [[P|Lee Soo-ah]]'s seat on {{ID|KE 907}}. Children under 12 need a guardian on "
+          "the same booking."),
+]
+
 
 def iban_check(iban_no_spaces: str) -> str:
     """The two check digits for an IBAN whose check digits are '??'."""
@@ -584,47 +1020,30 @@ def check(rid: str, text: str, entities: list[dict], negatives: list[dict]) -> N
                 f"{rid}: unlabelled occurrence of {e['text']!r} at {m.start()}"
 
 
-def split_of(rid: str, salt: int) -> str:
-    h = hashlib.sha256(f"{salt}:{rid}".encode()).digest()
-    return "test" if h[0] % 2 else "dev"
-
-
 def main() -> int:
     rows = []
-    for i, (role, markup) in enumerate(RECORDS, 1):
+    records = [("dev", role, markup) for role, markup in RECORDS] + \
+              [("test", role, markup) for role, markup in TEST_RECORDS]
+    for i, (split, role, markup) in enumerate(records, 1):
         rid = f"pii-{i:03d}"
         text, entities, negatives = parse(markup)
         check(rid, text, entities, negatives)
-        rows.append({"id": rid, "role": ROLES[role], "text": text,
+        rows.append({"id": rid, "split": split, "role": ROLES[role], "text": text,
                      "entities": entities, "negatives": negatives})
+    assert rows[len(RECORDS)]["id"] == "pii-161", "the test split must start at pii-161"
 
     totals = Counter(e["type"] for r in rows for e in r["entities"])
     neg_total = sum(len(r["negatives"]) for r in rows)
-    neg_kinds = Counter(n["kind"] for r in rows for n in r["negatives"])
+    test_types = Counter(e["type"] for r in rows if r["split"] == "test" for e in r["entities"])
+    test_neg = sum(len(r["negatives"]) for r in rows if r["split"] == "test")
     problems = [f"{t}: {totals[t]} < {n}" for t, n in MINIMUM.items() if totals[t] < n]
+    problems += [f"test {t}: {test_types[t]} < {n}" for t, n in TEST_MINIMUM.items() if test_types[t] < n]
     if sum(totals.values()) < MIN_TOTAL_ENTITIES:
         problems.append(f"entities: {sum(totals.values())} < {MIN_TOTAL_ENTITIES}")
     if neg_total < MIN_NEGATIVES:
         problems.append(f"negatives: {neg_total} < {MIN_NEGATIVES}")
-
-    # the first salt whose hash split puts 40-60 % of every type's entities (and of the records,
-    # and of the negatives) in test, 30-70 % of each negative kind with 20 or more, and every negative kind in
-    # both splits; deterministic
-    for salt in range(10_000):
-        test = {r["id"] for r in rows if split_of(r["id"], salt) == "test"}
-        per = Counter(e["type"] for r in rows if r["id"] in test for e in r["entities"])
-        neg_test = sum(len(r["negatives"]) for r in rows if r["id"] in test)
-        shares = [per[t] / totals[t] for t in totals] + [len(test) / len(rows), neg_test / neg_total]
-        nper = Counter(n["kind"] for r in rows if r["id"] in test for n in r["negatives"])
-        loose = [nper[k] / n for k, n in neg_kinds.items() if n >= 20]  # the larger negative kinds
-        if all(MIN_TEST_SHARE <= s <= 1 - MIN_TEST_SHARE for s in shares) and \
-                all(0.3 <= s <= 0.7 for s in loose) and \
-                all(0 < nper[k] < n for k, n in neg_kinds.items()):
-            break
-    else:
-        raise SystemExit("no salt balances the split")
-    for r in rows:
-        r["split"] = "test" if r["id"] in test else "dev"
+    if test_neg < MIN_TEST_NEGATIVES:
+        problems.append(f"test negatives: {test_neg} < {MIN_TEST_NEGATIVES}")
 
     with OUT.open("w", encoding="utf-8") as f:
         for r in rows:
@@ -633,7 +1052,7 @@ def main() -> int:
     by = Counter((e["type"], r["split"]) for r in rows for e in r["entities"])
     nby = Counter((n["kind"], r["split"]) for r in rows for n in r["negatives"])
     recs = Counter(r["split"] for r in rows)
-    print(f"{len(rows)} records (dev {recs['dev']}, test {recs['test']}), split salt {salt}")
+    print(f"{len(rows)} records (dev {recs['dev']}, test {recs['test']})")
     print(f"{'type':<18}{'dev':>6}{'test':>6}{'total':>7}")
     for t in MINIMUM:
         print(f"{t:<18}{by[t, 'dev']:>6}{by[t, 'test']:>6}{totals[t]:>7}")
