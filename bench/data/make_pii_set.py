@@ -19,8 +19,9 @@ trailing "?" is replaced by the Luhn check digit. Everything else is literal.
 The script parses the markup into text + offsets (Python str offsets, end exclusive), checks the
 invariants (offsets, no overlaps, Luhn, mod-97, SSN/NINO validity, every occurrence of a labelled
 value labelled, minimum counts per type), and writes one JSON record per line with sorted keys.
-Splits: RECORDS (pii-001 to pii-160) are all "dev" - they were read while the redactor was
-developed; TEST_RECORDS (pii-161 on) are "test", written afterwards, blind to the redactor.
+Splits: RECORDS (pii-001 to pii-160) and SECOND_RECORDS (pii-161 to pii-326) are all "dev" - they
+were read while the redactor was developed; TEST_RECORDS (pii-327 on) are "test", written
+afterwards, blind to the redactor, with no labelled value reused from the dev records.
 Standard library only; the output is byte-for-byte reproducible.
 """
 
@@ -467,9 +468,9 @@ RECORDS: list[tuple[str, str]] = [
           "{{WORD|Pay by Bank}} option at checkout."),
 ]
 
-# Test split (pii-161 on): written after the first 160 records had been read during the redactor's
-# development (those are all dev now), by someone who had not seen the redactor's rules or output.
-TEST_RECORDS: list[tuple[str, str]] = [
+# Second split (pii-161 to pii-326): written after the first 160 records had been read during the
+# redactor's development, blind; it was then read once as a test split and is dev now too.
+SECOND_RECORDS: list[tuple[str, str]] = [
     # ---------------------------------------------------------------- questions
     ("q", "Good morning, my name is [[P|Adebayo Ogunleye]]. The {{PRODUCT|Tecno Camon 20}} I bought has no "
           "sound. Please courier the replacement to [[A|15 Bode Thomas Street, Surulere, Lagos 101283]]."),
@@ -901,6 +902,470 @@ TEST_RECORDS: list[tuple[str, str]] = [
 ]
 
 
+# Test split (pii-327 on): written after pii-001 to pii-326 had all been read during the redactor's
+# development, blind, by someone who had not seen the redactor's rules or output; fresh scenarios,
+# people and places, no labelled value reused from the dev records.
+TEST_RECORDS: list[tuple[str, str]] = [
+    # ---------------------------------------------------------------- questions
+    ("q", "hi, my {{PRODUCT|Vodafone Red}} contract renews next week but I'm abroad. Account holder "
+          "[[P|Tsegaye Alemu]], mobile [[T|+44 7700 900 835]]. Can I pause it instead of cancelling?"),
+    ("q", "Why did my bill jump to {{PRICE|£61.40}}? I never used roaming in {{LOC|Morocco}}. Number on "
+          "the account is [[T|07700 900 218]], name [[P|Charity Onyango]]."),
+    ("q", "Out of {{WORD|charity}} I'll assume a mix-up: the {{PRODUCT|5G Home Router}} you sent to "
+          "[[A|21 Mossley Hill Drive, Liverpool L17 1AJ]] is the old model."),
+    ("q", "Can I transfer my number from {{ORG|Telstra}}? It's [[T|0412 555 093]] and the account is in "
+          "my late husband's name, [[P|Bruce Tregenza]]."),
+    ("q", "Submitting a claim for the burst pipe at [[A|Lot 4 Wattle Gully Road, Yackandandah VIC 3749]]. "
+          "Policy {{ID|HOME-2290175}}. Who is the assessor?"),
+    ("q", "My car was hit in the car park on {{DATE|Saturday 14 June}}. The other driver, [[P|Ruairí Mac "
+          "Giolla Phádraig]], gave me his number [[T|+353 86 555 0271]] but it's switched off."),
+    ("q", "Is hail damage to a {{PRODUCT|Toyota RAV4}} covered under comprehensive, or only third-party "
+          "fire and theft?"),
+    ("q", "Hello, I am [[P|Wambui Karanja]], parent of [[P|Njeri]] in Year 9. Could the school office update "
+          "my email to [[E|wambui.karanja@example.co.ke]]? The old one no longer works."),
+    ("q", "Dear admissions, my transcript lists my date of birth as [[DOB|08/11/2003]] but my passport says "
+          "[[DOB|11/08/2003]]. Which should I use on the {{ORG|UCAS}} form?"),
+    ("q", "Can the registrar send my degree certificate to [[A|Karlsplatz 13, Stiege 2, Tür 7, 1040 Wien, "
+          "Austria]]? Student number S2019-44817."),
+    ("q", "Could I get a refill of my {{DRUG|sertraline}} 50 mg before {{DATE|Friday}}? I'm [[P|Iris "
+          "Fenwick-Law]], born [[DOB|3 January 1971]]."),
+    ("q", "The pharmacy app keeps saying my {{DRUG|Ventolin}} inhaler prescription is 'not yet due'. I used "
+          "my last one on {{DATE|Tuesday}}."),
+    ("q", "Hi, this is [[P|Amber]] in flat 2. The boiler's out again, the {{WORD|amber}} light is flashing. "
+          "Can you ask Mr. [[P|Kowalewski]] to "
+          "come before {{DATE|the weekend}}? My number is [[T|07700 900 652]]."),
+    ("q", "Our landlord wants the deposit paid to [[IBAN|GB?? LOYD 3099 1243 5578 21]] but the lease says "
+          "[[IBAN|GB?? NWBK 6071 8812 0043 56]]. Which is right?"),
+    ("q", "Shipment {{TRACK|JJD000390007812345}} is stuck in {{LOC|Leipzig}} hub with 'address "
+          "incomplete'. It's going to [[A|Rosenthaler Str. 40-41, Hinterhaus, 3. OG, 10178 Berlin]]."),
+    ("q", "Hello, my booking {{ID|HB-8812047}} at the {{ORG|Ibis Styles}} says two adults, but it's me "
+          "([[P|Kwabena Asante]]) and my son [[P|Yaw Asante]]. Can you fix it?"),
+    ("q", "Why is there a {{PRICE|€180}} hold on my card [[CC|4871 0492 3316 551?]] from the hotel? I "
+          "checked out on {{DATE|the 9th}}."),
+    ("q", "My payslip for {{DATE|May}} shows tax code {{ID|0T}} and NI number [[NINO|WK 83 51 20 C]] - "
+          "that isn't mine. Mine ends in B. Who is [[P|Dorcas Pennington]]?"),
+    ("q", "Hi payroll, I'm [[P|Lance Oduya]]. Overtime from {{DATE|weeks 22-24}} is missing. Same bank "
+          "account as before."),
+    ("q", "Can someone {{WORD|lance}} this blister of a problem? The expense tool logs me out every two "
+          "minutes."),
+    ("q", "I need to file a small claim against my former landlord, [[P|Gideon Sato-Whitmore]], for "
+          "{{PRICE|$2,350}}. Do I need his home address or is his business address OK?"),
+    ("q", "My name is [[P|Imani Okafor-Reyes]], SSN [[SSN|529-41-7730]]. I got a summons for jury duty "
+          "but I moved to {{LOC|Oregon}} in {{DATE|March}}."),
+    ("q", "I'd like to change my monthly gift to the {{ORG|Red Cross}} appeal from {{PRICE|£10}} to "
+          "{{PRICE|£25}}. Donor ref {{ID|DN-0098812}}, I'm [[P|Patience Mbeki-Harris]]."),
+    ("q", "Please stop posting appeals to my late mother, [[P|Ottilie Brandauer]]. Her post still goes to "
+          "[[A|Hauptplatz 7, 8010 Graz]]."),
+    ("q", "Freezing my {{ORG|PureGym}} membership while I'm on crutches - is that possible? Member "
+          "[[P|Sky Halvorsen]], {{ID|#PG-339107}}."),
+    ("q", "The gym took two payments from [[IBAN|IE?? BOFI 9000 1723 4518 09]] this month. I'm on the "
+          "{{PRODUCT|Off-Peak}} plan."),
+    ("q", "{{ORG|KLM}} cancelled my {{ID|KL 1008}} to {{LOC|Amsterdam}}. Can you rebook me and my wife "
+          "[[P|Meron Haile]] onto the evening flight? Booking {{ID|ref X4TQ9B}}; any fare difference can go "
+          "on [[CC|4403 9315 6620 872?]]."),
+    ("q", "I missed my connection in {{LOC|Doha}} - passenger [[P|Shandiin Begay]], frequent flyer "
+          "QR 118 402 339. My US cell is [[T|(928) 555-0126]]."),
+    ("q", "Why is my electricity bill estimated again? Meter {{ID|MPAN 19 1200 0045 8821}}, supply "
+          "address [[A|Flat 5, 9 Tithebarn Street, Preston PR1 1HX]]."),
+    ("q", "My direct debit for gas should come from [[IBAN|GB?? HBUK 4005 1571 9942 38]] now, not the old "
+          "account. I'm [[P|Hamish Drummond]]."),
+    ("q", "Hi! [[P|River Castellanos]] here. Can I get the water bill in both my name and [[P|Autumn "
+          "Fairclough]]'s? We split it."),
+    ("q", "Any idea when {{WORD|autumn}} billing rates start? Last year it was {{DATE|1 October}}."),
+    ("q", "I think I leaked our {{ORG|Twilio}} auth token in an issue comment: "
+          "[[KEY|a7c3e91f04b2d86e5f10c9a4b7d3e2f8]]. How do I get it purged from the history?"),
+    ("q", "Is it safe that the {{PRODUCT|Jenkins}} job prints "
+          "`DOCKER_PASS=[[KEY|dckr_pat_Yq7LmT2vWx9Kb4Rn8Pz1cD3s]]` "
+          "in the console? Asking for a friend."),
+    ("q", "Quick one: is [[IP|100.64.12.9]] one of your egress IPs? Our firewall logs show it hitting "
+          "{{PRODUCT|Postgres}} on 5432."),
+    ("q", "Olá, sou a [[P|Rafaela Gouveia]]. The parcel for [[A|Rua do Almada 412, 4.º Esq., 4050-037 "
+          "Porto, Portugal]] came back to sender. Why?"),
+    ("q", "Hola, me llamo [[P|Wayra Quispe Mamani]]. Mi tarjeta [[CC|4557 8801 2290 314?]] fue rechazada "
+          "en la reserva del tour a {{LOC|Machu Picchu}}."),
+    ("q", "Please deliver to [[A|Av. Corrientes 1847, Piso 9 Depto B, C1045AAB Ciudad Autónoma de Buenos "
+          "Aires, Argentina]] - the doorman is [[P|Ramón]]."),
+    ("q", "Can you WhatsApp me on [[T|+54 9 11 5555-0187]]? My name is [[P|Valentina Ibarra]]."),
+    ("q", "Kia ora, it's [[P|Tama Ngata]]. My rural delivery address is [[A|1422 State Highway 35, RD 2, "
+          "Ōpōtiki 3198]]. The courier keeps saying 'unable to locate'."),
+    ("q", "I'm [[P|Guðrún Sigurðardóttir]]. My card [[CC|5217 2903 8814 027?]] was charged in krónur, "
+          "not euro. Can you refund the conversion fee?"),
+    ("q", "Is the {{PRODUCT|Garmin Fenix 7}} sold with a UK plug adapter? It's a gift for my nephew "
+          "[[P|Crispin]]."),
+    ("q", "Hello, [[P|Dilani Wickramasinghe]] here. My salary went to [[IBAN|AE?? 0331 2345 6789 0123 456]] "
+          "instead of my new account. Who do I ask?"),
+    ("q", "Can you reset the password for [[E|b.szabo@example.hu]]? It's [[P|Bence Szabó]]'s account and "
+          "he's on leave till {{DATE|the 20th}}."),
+    ("q", "I'm applying for the {{PRODUCT|Chase Sapphire}}. Should I enter my ITIN or my SSN "
+          "[[SSN|318-04-6527]]? I have both."),
+    ("q", "Quick question about the {{PRODUCT|Mindful Movers}} class - does the {{PRICE|$15}} drop-in fee "
+          "include a mat?"),
+    ("q", "this is [[P|Jade]]. the storage unit {{ID|B-114}} padlock code changed without notice?? and u "
+          "charged [[CC|5181 2760 0944 318?]] a {{PRICE|$45}} lockout fee. I need "
+          "to get my stuff out {{DATE|tomorrow}}"),
+    ("q", "Hi, I'm [[P|Pasang Sherpa]]. Can I get my trekking permit refund sent to "
+          "[[A|Ward No. 4, Thamel Marg, Kathmandu 44600, Nepal]]?"),
+    ("q", "Wir haben die Kaution noch nicht zurück. Mieter: [[P|Hannelore Schmitt]], Wohnung "
+          "[[A|Liebigstraße 22, 2. OG links, 35390 Gießen]]."),
+    ("q", "Why did the court portal reject my filing? Case {{ID|CV-2025-001874}}, plaintiff [[P|Noa "
+          "Ben-David]], email [[E|noa.bd@example.co.il]]."),
+    # ---------------------------------------------------------------- documents
+    ("d", "Live chat {{ID|#LC-5530921}} ({{ORG|Three UK}})\n[10:02] Agent [[P|Kirsty]]: Thanks for waiting. "
+          "Can I take the account number?\n[10:02] Customer: it's on the bill, {{ID|9938 2210 44}}. Name "
+          "[[P|Obinna Chukwu]]\n[10:03] Agent [[P|Kirsty]]: And the address on the account?\n"
+          "[10:03] Customer: [[A|88 Stanley Road, Bootle L20 7BZ]]\n[10:04] Agent [[P|Kirsty]]: I've "
+          "applied a {{PRICE|£12}} goodwill credit. {{WORD|Will}} that be all?"),
+    ("d", "Telecom porting request\nDonor network: {{ORG|EE}}\nNumber to port: [[T|07700 900 497]]\n"
+          "PAC: {{ID|PAC 482 913 775}}\nAccount holder: [[P|Shauna Delacroix]]\nDOB: [[DOB|27/04/1989]]\n"
+          "Requested date: {{DATE|2025-07-01}}"),
+    ("d", "Insurance claim form {{ID|CLM-HM-00781}}\nPolicyholder: [[P|Marjorie Ellsworth]]\n"
+          "Address of loss:\n[[A|Rural Route 2, Box 118\nMinnedosa, MB R0J 1E0\nCanada]]\n"
+          "Phone: [[T|204-555-0163]]\nCause: wind damage to barn roof\nEstimate: {{PRICE|CAD 14,200}}"),
+    ("d", "Motor claim note: third party [[P|Desmond Achterberg]] ({{PRODUCT|VW Golf}}, reg "
+          "{{ID|KX19 LMO}}) admitted liability at the scene. Our insured, [[P|Robin Thwaite]], "
+          "sustained whiplash; GP letter from Dr [[P|Ferreira-Lowe]] attached."),
+    ("d", "Travel insurance claim\nClaimant: [[P|Aigerim Nurlanovna]]\nPassport: N11928374\n"
+          "Trip: {{LOC|Almaty}} - {{LOC|Istanbul}}, {{DATE|3-17 May 2025}}\nItems lost: "
+          "{{PRODUCT|Sony A7 IV}}, {{PRODUCT|MacBook Air M2}}\nPayout to: "
+          "[[IBAN|TR?? 0006 4000 0011 2345 6789 01]]"),
+    ("d", "Student record (registry)\nName: [[P|Chen Jiaxin]]\nPreferred name: [[P|Joy]]\n"
+          "DOB: [[DOB|2004-02-19]]\nTerm address: [[A|Room 214, Whitworth Hall, Oxford Road, Manchester "
+          "M13 9PL]]\nHome address: [[A|Building 6, Unit 2, Room 503, 18 Wensan Road, Xihu District, "
+          "Hangzhou, Zhejiang 310012, China]]\nProgramme: {{ID|MSc-DS-2025}}"),
+    ("d", "Email to parents (Year 4): The trip to the {{ORG|Natural History Museum}} is on {{DATE|Thursday "
+          "12 June}}. Please return consent slips to Mrs [[P|Thistlethwaite]] by {{DATE|Monday}}. "
+          "The coach leaves at 8:45 from the school gate; packed lunches only, no nuts. A "
+          "{{WORD|joy}} of a day is promised!"),
+    ("d", "University finance - tuition refund\nStudent: [[P|Emeka Onyekachi Eze]]\nStudent ID: "
+          "{{ID|20231187}}\nRefund: {{PRICE|£4,625.00}} to [[IBAN|GB?? MIDL 4005 1535 6672 90]]\n"
+          "Approved by: [[P|Harriet Cole-Ndiaye]] (Fees Office)"),
+    ("d", "Pharmacy refill log\n{{DATE|2025-06-02}} [[P|Gwendolyn Price]] - {{DRUG|levothyroxine}} 75 mcg "
+          "x 28 - collected\n{{DATE|2025-06-02}} [[P|Tomasz Wróblewski]] - {{DRUG|metformin}} 500 mg x 56 "
+          "- delivery to [[A|Flat 1A, 3 Lansdowne Crescent, Cheltenham GL50 2JY]]\n"
+          "{{DATE|2025-06-03}} [[P|Pearl Adjei]] - {{DRUG|amlodipine}} 5 mg x 28 - owes {{PRICE|£9.90}}"),
+    ("d", "Repeat prescription request (online)\nPatient: [[P|Bartholomew Ashdown]]\nDOB: "
+          "[[DOB|14.09.1948]]\nNHS no: 485 777 3456\nItems: {{DRUG|warfarin}} 1 mg, "
+          "{{DRUG|bisoprolol}} 2.5 mg\nNominated pharmacy: {{ORG|Boots}} {{LOC|Kettering}}"),
+    ("d", "Text thread (landlord app)\nTenant [[P|Marisol Quiñones]]: the smoke alarm in the hallway keeps "
+          "chirping\nLandlord [[P|Derek Farthingale]]: I'll send [[P|Mick]] round {{DATE|Wednesday}}, he "
+          "has a key\nTenant: ok, I'm at work but my cousin [[P|Luz]] will be in. her cell is "
+          "[[T|(347) 555-0112]]"),
+    ("d", "Notice to quit\nTo: [[P|Callum Fairbairn]] and [[P|Ishbel Fairbairn]]\nOf: [[A|Top Floor "
+          "Flat\n27 Dundas Street\nEdinburgh\nEH3 6QQ]]\nThe landlord, [[P|Alastair Pringle]], requires "
+          "possession by {{DATE|31 October 2025}} under ground {{NUM|1}} (landlord intends to sell)."),
+    ("d", "Rent ledger export\ntenant,unit,amount,paid_from\n[[P|Ayesha Siddiqui]],{{ID|4B}},"
+          "{{PRICE|1450.00}},[[IBAN|NL?? INGB 0006 8412 37]]\n[[P|Joost van den Heuvel]],{{ID|2A}},"
+          "{{PRICE|1380.00}},[[IBAN|NL?? ABNA 0512 7734 09]]"),
+    ("d", "Exception report {{ID|EXR-44019}} ({{ORG|DPD}} hub {{LOC|Hinckley}})\nConsignment "
+          "{{TRACK|15501238874412}}\nConsignee: [[P|Felicity Urquhart]]\nAddress on label: [[A|Unit 3, "
+          "Kelburn Business Park, Port Glasgow PA14 6TD]]\nReason: business closed on delivery attempt\n"
+          "Next action: redeliver {{DATE|Tue}}"),
+    ("d", "Logistics exception (customs): parcel {{TRACK|CX482019377DE}} held at {{LOC|Frankfurt}} - "
+          "commercial invoice missing. Importer of record [[P|Sebastián Olmedo]], EORI "
+          "ES B12345678, contact [[E|s.olmedo@example.es]] / [[T|+34 655 501 829]]."),
+    ("d", "Driver note (scanned): \"Left with Mrs. [[P|Pike]] at no. 9 as per instructions. Gate code "
+          "was wrong.\" Recipient address: [[A|11 Orchard Way, Great Shelford, Cambridge CB22 5EX]]."),
+    ("d", "Hotel folio {{ID|F-20250614-88}}\nGuest: [[P|Hiroko Matsumoto]]\nRoom {{NUM|1418}}, "
+          "{{DATE|13-15 Jun}}\nCard on file: [[CC|3569 9900 1234 567?]] ({{ORG|JCB}})\nHome address: "
+          "[[A|2-7-10 Tenjin, Chuo-ku, Fukuoka 810-0001, Japan]]\nMinibar {{PRICE|¥2,400}}"),
+    ("d", "Group booking: 12 rooms at the {{ORG|Radisson Blu}} {{LOC|Nairobi}} for the {{ORG|Safaricom}} "
+          "offsite, {{DATE|8-10 September}}. Lead guest [[P|Achieng Otieno]], "
+          "[[E|achieng.otieno@example.co.ke]], "
+          "[[T|+254 722 555 081]]. Deposit {{PRICE|KES 210,000}} paid {{DATE|2 July}}."),
+    ("d", "Payroll query (HR case {{ID|HRC-10277}})\nEmployee: [[P|Mateusz Zieliński]]\nNI: [[NINO|PY 40 "
+          "18 77 A]]\nIssue: student loan plan 2 deductions started although loan repaid in "
+          "{{DATE|April}}.\nResolution: refund {{PRICE|£212.00}} in {{DATE|July}} pay run."),
+    ("d", "Payslip (extract)\n{{ORG|Hollybush Care Homes Ltd}}\nEmployee: [[P|Comfort Asamoah]]  NI No: "
+          "[[NINO|RJ 55 02 93 D]]\nPeriod: {{DATE|M03}}  Tax code: {{ID|1257L}}\nNet pay {{PRICE|£1,884.16}} "
+          "to a/c ****4471"),
+    ("d", "Court intake form (family division)\nApplicant: [[P|Yasmin Haddad-Carter]]\nDOB: "
+          "[[DOB|19 July 1990]]\nAddress: [[A|c/o Women's Aid, PO Box 3317, Bristol BS1 9AY]]\n"
+          "Respondent: [[P|Lyle Carter]]\nRespondent's address: unknown\nInterpreter: none"),
+    ("d", "Legal intake (civil), matter {{ID|2025-LI-0552}}\nClient: [[P|Darius Farahani]], SSN "
+          "[[SSN|467-20-8815]]\nOpposing party: {{ORG|Summit Ridge Apartments LLC}}\nClient address: "
+          "[[A|5020 N Sheridan Rd, Apt 11F, Chicago, IL 60640]]\nConflict check: clear ([[P|Bishop]], "
+          "paralegal)"),
+    ("d", "Charity donor export (CSV)\ndonor_id,name,email,gift_aid,amount\n{{ID|D-44107}},[[P|Winifred "
+          "Oakes]],[[E|winnie.oakes@example.org.uk]],Y,{{PRICE|50.00}}\n{{ID|D-44108}},[[P|Sunil "
+          "Bhattacharya]],[[E|sunil.b@example.net]],N,{{PRICE|20.00}}\n{{ID|D-44109}},[[P|Mercy "
+          "Adomako]],[[E|mercy.adomako@example.com]],Y,{{PRICE|100.00}}"),
+    ("d", "Legacy notification: the estate of the late [[P|Reginald Spurling]] has left {{PRICE|£5,000}} "
+          "to the {{ORG|Donkey Sanctuary}}. Executor: [[P|Philippa Spurling]], [[A|The Old Rectory, "
+          "Church Street, Much Wenlock, Shropshire TF13 6EP]]."),
+    ("d", "Gym membership agreement\nMember: [[P|Marcus Oyelowo-Banks]]\nDOB: [[DOB|Mar 30, 1995]]\n"
+          "Plan: {{PRODUCT|24/7 Unlimited}}, {{PRICE|$39.99}}/mo\nBilling card: [[CC|4024 0071 5560 312?]]\n"
+          "Emergency contact: [[P|Ngaire Oyelowo]] [[T|+1 (646) 555-0139]]"),
+    ("d", "Front-desk note: member [[P|Sterling Mbatha]] (card {{ID|GM-55120}}) says the {{PRODUCT|Peloton}} "
+          "bikes in studio 2 are broken. Told him {{ORG|Technogym}} visits {{DATE|Thursday}}. He paid the "
+          "locker deposit in "
+          "{{WORD|sterling}} cash."),
+    ("d", "Airline rebooking (IRROPS)\nPNR {{ID|LQ8ZRT}}\nPax: [[P|Björn Tryggvason]] / [[P|Sólveig "
+          "Tryggvadóttir]]\nOrig: {{ID|FI 614}} {{LOC|KEF}}-{{LOC|JFK}} cancelled\nNew: {{ID|FI 612}} "
+          "{{DATE|+1 day}}\nContact: [[T|+354 555 0144]], [[E|bjorn.t@example.is]]"),
+    ("d", "Passenger complaint (transcribed): \"My name is [[P|Oluwafemi Coker]]. My bag with my "
+          "{{DRUG|insulin}} went to {{LOC|Accra}} while I went to {{LOC|Lagos}}. Deliver it to "
+          "[[A|7B Adeola Odeku Street, Victoria Island, Lagos 101241, Nigeria]].\""),
+    ("d", "Utility bill\n{{ORG|Northumbrian Water}}\nAccount {{ID|6120448819}}\nMr "
+          "[[P|Cuthbert Armstrong]]\n[[A|3 Coquet Terrace\nWarkworth\nMorpeth\nNE65 0XN]]\nAmount due "
+          "{{PRICE|£47.82}} by {{DATE|14/08/2025}}"),
+    ("d", "Electricity account summary: customer [[P|Siobhan Kearney-Walsh]], MPRN {{ID|10 006 882 114}}, "
+          "supply at [[A|Apartment 12, The Gasworks, Barrow Street, Dublin 4, D04 TR29, Ireland]]. Direct "
+          "debit from [[IBAN|IE?? AIBK 9311 5289 0341 76]]."),
+    ("d", "GitHub issue #412: \"Build fails on {{VER|v3.8.0}}\"\n**[[P|Kwame Osei]]** commented:\n"
+          "```\nexport AWS_SECRET_ACCESS_KEY=[[KEY|q8Lx2RmT9vWc4Kb7Zn1Yp5Hd3Fs6Jg0EaUoIiN2T]]\n"
+          "npm run deploy\n```\n**[[P|Maggie Hartley]]** commented: please rotate that key, this repo is "
+          "public."),
+    ("d", "Issue thread (self-hosted {{PRODUCT|Gitea}}):\n> config.yml\n> smtp:\n>   host: "
+          "mail.internal\n>   user: [[E|noreply@example-build.io]]\n>   password: [[KEY|cR7#vL2q!Mz9wK]]\n"
+          "Reply from [[P|Tanvir Hossain]]: removed the password and rotated it, thanks [[P|Lerato]]."),
+    ("d", "Slack export #payments-oncall {{DATE|2025-06-18}}\n[[P|Priyanka Iyer]] 09:14 the webhook is "
+          "failing from [[IP|203.0.113.219]] again\n[[P|Oscar Lindgren]] 09:15 which key is it using?\n"
+          "[[P|Priyanka Iyer]] 09:15 `[[KEY|rk_live_7TqW2xLm9RkV4bNz8cHp]]`\n[[P|Oscar Lindgren]] 09:16 "
+          "pls delete that message"),
+    ("d", "Slack DM export\n[[P|Giacomo Ferraro]]: can u send me the db creds for staging\n[[P|Aoibheann "
+          "Nic Giolla]]: postgres://app:[[KEY|Staging_8xQ!r2Lm]]@[[IP|10.20.3.41]]:5432/orders\n"
+          "[[P|Giacomo Ferraro]]: ty"),
+    ("d", "users_export_{{DATE|20250611}}.csv\nid,full_name,email,phone,signup_ip\n"
+          "{{ID|10441}},[[P|Sandy Okwuosa]],[[E|sandy.ok@example.com]],[[T|+1-615-555-0148]],"
+          "[[IP|198.51.100.202]]\n{{ID|10442}},[[P|Yusuf Abdirahman Warsame]],[[E|y.warsame@example.so]],"
+          "[[T|+252 61 555 0172]],[[IP|192.0.2.61]]\n{{ID|10443}},[[P|Clementine Roux]],"
+          "[[E|clem.roux@example.fr]],[[T|06 55 50 12 84]],[[IP|2001:db8:1c::2f]]"),
+    ("d", "Best regards,\n\n[[P|Anneliese Vogelsang]]\nSenior Procurement Manager | {{ORG|Kessler "
+          "Maschinenbau GmbH}}\n[[A|Industriestraße 14, 73730 Esslingen am Neckar, Germany]]\nT "
+          "[[T|+49 711 5550 3381]] | M [[T|+49 151 5550 2746]]\n[[E|a.vogelsang@example-kessler.de]]"),
+    ("d", "--\n[[P|Tomás Ó Ceallaigh]] | Solicitor\n{{ORG|Ó Ceallaigh & Partners}}\n[[A|4 Eyre Square, "
+          "Galway H91 FX2C]]\nDDI [[T|091 555 0173]]\nThis e-mail is confidential and may be legally "
+          "privileged."),
+    ("d", "Voicemail transcript ({{DATE|Tue 10:41}}): \"Hi, this is [[P|Rosalind]] from {{ORG|Harrow "
+          "Dental}}, calling for Mr [[P|Ebenezer Quaye]] - sorry, for [[P|Ebenezer]] - about the bridge "
+          "fitting. Please call us back on [[T|0-2-0, 7-9-4-6, 0-8-2-2]]. Thanks, bye.\""),
+    ("d", "Voicemail (auto-transcribed): \"yeah hi it's [[P|Dusty]] um the delivery for [[A|62 Old "
+          "Mill Lane Stroud]] sorry [[A|62 Old Mill Lane, Stroud GL5 3JQ]], the gate's locked and it's all "
+          "{{WORD|dusty}} round the back, call me on "
+          "[[T|07700 900 776]]\""),
+    ("d", "KB article {{ID|KB-3304}}: Porting a number. Customers can port their number to or from any "
+          "{{LOC|UK}} network free of charge. Request a PAC by texting PAC to {{NUM|65075}}; it is valid "
+          "for {{NUM|30}} days. Porting normally completes within one working day. Agents must never ask "
+          "the customer to read out their PIN in a public channel. {{WORD|Grant}} goodwill credit only up "
+          "to {{PRICE|£20}} without a team lead."),
+    ("d", "Policy note: the {{PRODUCT|Home Plus}} policy excludes gradual water damage, subsidence before "
+          "{{DATE|2010}}, and wear and tear. Excess is {{PRICE|£250}} ({{PRICE|£500}} for escape of water). "
+          "Claims over {{PRICE|£10,000}} go to the {{ORG|Loss Adjusting}} team in {{LOC|Norwich}}."),
+    ("d", "Incident ticket {{ID|SEC-2031}}: credential stuffing against the {{PRODUCT|member portal}}. "
+          "Top sources: [[IP|45.83.64.17]], [[IP|45.83.64.18]], [[IP|2001:db8:dead:beef::7]]. Account "
+          "of [[P|Clifford Amankwah]] ([[E|c.amankwah@example.gh]]) compromised; password reset and "
+          "sessions revoked."),
+    ("d", "Firewall change request: allow [[IP|172.16.40.22]] (jump host, owner [[P|Wiremu Pōtae]]) to "
+          "reach {{PRODUCT|Redis}} {{VER|7.2}} on port 6379. Requested by [[E|wiremu.potae@example.co.nz]]."),
+    ("d", ".env.production (attached to support ticket {{ID|#81120}})\nNODE_ENV=production\nAPP_URL="
+          "https://shop.example.com\nJWT_SECRET=[[KEY|f3N8qW1zL6vK0pR9tY4uC2xB7mA5sD]]\nMAILGUN_KEY="
+          "[[KEY|key-2b9e41c07f8d5a63e1b0c4d2f9a87e65]]\nDB_HOST=[[IP|10.8.0.14]]"),
+    ("d", "Ops runbook snippet pasted in chat by [[P|Fenella Roscoe]]:\n  ssh deploy@[[IP|192.0.2.145]]\n"
+          "  sudo -u postgres psql\n  -- temp admin pw: [[KEY|Gl4sgow-Rain-2025]]"),
+    ("d", "Direct debit instruction\nName: [[P|Anouk Peeters]]\nAddress: [[A|Meir 78 bus 3, 2000 "
+          "Antwerpen, België]]\nIBAN: [[IBAN|BE?? 0018 2245 9931]]\nCreditor: {{ORG|Proximus}}"),
+    ("d", "Mandat SEPA\nDébiteur : [[P|Aurélien Chastain]]\nAdresse : [[A|5 rue des Tanneurs, 67000 "
+          "Strasbourg]]\nIBAN : [[IBAN|FR?? 3000 4028 3700 0104 7189 143]]\nCréancier : {{ORG|EDF}}"),
+    ("d", "Bonifico ricevuto: {{PRICE|€870,00}} da [[P|Ludovica Bernasconi]], IBAN [[IBAN|IT?? B030 "
+          "6909 6061 0000 0112 233]], causale \"affitto {{DATE|luglio}} - [[A|Via Solferino 11, 20121 "
+          "Milano MI]]\"."),
+    ("d", "Tenant screening report\nApplicant: [[P|DeShawn Whitlow]]\nSSN: [[SSN|232-71-4098]]\nDOB: "
+          "[[DOB|06/02/1993]]\nPrior address: [[A|1907 Magnolia Ave, Unit C, Shreveport, LA 71104]]\n"
+          "Evictions: none\nScore: {{NUM|712}}"),
+    ("d", "W-4 correction batch\n[[P|Lorena Villaseñor]] - SSN [[SSN|610-48-2271]] (transposed digits "
+          "fixed)\n[[P|Travis McAllister]] - SSN [[SSN|133-92-0456]]\n[[P|Hope-Marie Duplessis]] - SSN "
+          "pending"),
+    ("d", "Tax preparer intake\nClient: [[P|Kenji Albright-Morales]]\nSSN: [[SSN|078 34 5521]]\n"
+          "Spouse: [[P|Daniela Albright]], SSN [[SSN|520-66-1038]]\nAddress: [[A|PO Box 409, Moab, UT "
+          "84532]]"),
+    ("d", "NI number check (RTI rejections, {{DATE|week 9}})\n[[P|Olumide Bankole-Smith]] - "
+          "[[NINO|HE 62 14 93 A]]\n[[P|Rhian Pritchard]] - [[NINO|WP 09 77 36 C]]\n[[P|Stanislav Horák]] "
+          "- [[NINO|SK 30 45 18 B]]\n[[P|Pat Kinsella]] - missing"),
+    ("d", "Universal Credit letter (scan): Dear [[P|Angharad Llywelyn]], your National Insurance number "
+          "[[NINO|LM 81 56 04 B]] has been linked to your claim. Your next payment is on {{DATE|22 "
+          "July}}."),
+    ("d", "Card dispute summary ({{ORG|Monzo}}): customer [[P|Idris Fairweather]], card "
+          "[[CC|5355 2410 8837 604?]], disputes {{PRICE|£389.00}} at {{ORG|Gatwick Duty Free}} on "
+          "{{DATE|2 June}}. Customer was in {{LOC|Leeds}} that day (app location)."),
+    ("d", "Chargeback evidence pack: order {{ID|#WS-22914}}, cardholder [[P|Mirela Constantinescu]], "
+          "card [[CC|4916 0273 5541 882?]], billing address [[A|Str. Lipscani 25, Sector 3, 030031 "
+          "București, Romania]], shipped {{TRACK|RO771204519RO}}."),
+    ("d", "Fraud alert: three cards tested from [[IP|185.220.101.77]] within 90 seconds: "
+          "[[CC|4539 7712 0988 415?]], [[CC|5502 1184 6673 290?]], [[CC|6011 5540 1298 733?]]. All "
+          "declined; BIN block added."),
+    ("d", "Onboarding checklist for [[P|Nasrin Chowdhury]]: laptop ({{PRODUCT|Dell Latitude 7440}}), "
+          "badge, {{PRODUCT|Okta}} account, payroll form. Manager: [[P|Gareth Llewellyn-Jones]]. Start "
+          "{{DATE|Monday 4 August}}."),
+    ("d", "Meeting notes - vendor review: {{ORG|Zendesk}} renewal at {{PRICE|$48,000}}/yr; {{ORG|Intercom}} "
+          "quoted {{PRICE|$41,500}}. [[P|Honor Blackwood]] to get references; we {{WORD|honor}} the old rate "
+          "until then. Decision by {{DATE|Q3}}."),
+    ("d", "Pastoral care log (confidential)\nPupil: [[P|Eden Marchetti]] (Y11)\nParent: [[P|Chiara "
+          "Marchetti]], [[T|07700 900 931]]\nConcern raised by Mr [[P|Okoro]] (form tutor) on {{DATE|5 "
+          "March}}."),
+    ("d", "Lost & found register, {{ORG|Heathrow T5}}\n{{ID|LF-88102}} black {{PRODUCT|Samsonite}} "
+          "carry-on, tag name [[P|Ingeborg Lund]], tag phone [[T|+47 412 55 019]]\n{{ID|LF-88103}} "
+          "{{PRODUCT|Kindle}}, no name"),
+    ("d", "Shipping manifest (extract)\n1. [[P|Lucas Moreau-Diallo]], [[A|12 avenue Cheikh Anta Diop, "
+          "Dakar, Sénégal]], [[T|+221 77 555 01 42]]\n2. [[P|Fatoumata Keïta]], [[A|BP 2210, Bamako, "
+          "Mali]]\n3. [[P|Ousmane Traoré]], [[A|Rue 12.34, Ouaga 2000, Ouagadougou, Burkina Faso]]"),
+    ("d", "Visitor log, {{ORG|Acme}} {{LOC|Singapore}}\n[[P|Tan Wei Ling]] ({{ORG|DBS}}) 09:02\n"
+          "[[P|Muthu Krishnan]] ({{ORG|Singtel}}) 09:40\n[[P|Nurul Aisyah binti Rahman]] 11:15, escorted "
+          "by [[P|Clay]]"),
+    ("d", "Delivery address change (verified):\nFROM [[A|Blk 415 Ang Mo Kio Ave 10, #08-1142, Singapore "
+          "560415]]\nTO [[A|21 Jalan Telawi 3, Bangsar Baru, 59100 Kuala Lumpur, Malaysia]]\nCustomer "
+          "[[P|Lim Hui Min]], [[T|+60 12-555 0176]]"),
+    ("d", "Press release: {{ORG|Acme}} announces {{PRODUCT|Acme Assist}} {{VER|4.0}}, with offline mode "
+          "and support for {{LOC|Brazil}} and {{LOC|Mexico}}. Available {{DATE|September 2025}} from "
+          "{{PRICE|$9}} per seat."),
+    ("d", "Warranty registration\nOwner: [[P|Keoni Kahananui]]\nAddress: [[A|94-1040 Waipahu St, Unit "
+          "207, Waipahu, HI 96797]]\nProduct: {{PRODUCT|Traeger Pro 575}} ({{SKU|TFB57GLE}})\nSerial "
+          "{{ID|0057SN114028}}\nPurchased {{DATE|2025-05-30}}"),
+    ("d", "Recall notice: {{PRODUCT|KettlePro 2000}} kettles ({{SKU|KP2000-W}}, {{SKU|KP2000-B}}) sold "
+          "between {{DATE|March}} and {{DATE|June 2025}} may overheat. Stop using them and contact "
+          "{{ORG|KettlePro}} for a refund of {{PRICE|£34.99}}."),
+    # ---------------------------------------------------------------- answers
+    ("a", "I've paused the {{PRODUCT|Vodafone Red}} plan on [[T|+44 7700 900 835]] for up to three months, "
+          "[[P|Tsegaye]]. You won't be charged while it's paused."),
+    ("a", "The {{PRICE|£61.40}} includes a one-off {{PRICE|£18}} roaming bundle added on {{DATE|2 May}}. "
+          "I've removed it and credited the account, [[P|Charity]]."),
+    ("a", "A new {{PRODUCT|5G Home Router}} ({{SKU|HR-5G-X2}}) is on its way to [[A|21 Mossley Hill Drive, "
+          "Liverpool L17 1AJ]]; please return the old one in the same box."),
+    ("a", "Your assessor is [[P|Graham Boddington]]; he'll call to arrange a visit to [[A|Lot 4 Wattle "
+          "Gully Road, Yackandandah VIC 3749]] within two business days."),
+    ("a", "Comprehensive cover includes hail damage; third-party fire and theft doesn't. Your excess "
+          "would be {{PRICE|$800}}."),
+    ("a", "The school office has updated the contact e-mail for [[P|Njeri]]'s record to "
+          "[[E|wambui.karanja@example.co.ke]]. Newsletters will go there from {{DATE|next week}}."),
+    ("a", "Use the date on your passport, [[DOB|11/08/2003]]; we'll ask the exam board to correct the "
+          "transcript."),
+    ("a", "Your {{DRUG|sertraline}} refill is ready to collect from {{DATE|Thursday}} after 2pm, "
+          "[[P|Iris]]. Please bring photo ID."),
+    ("a", "{{DRUG|Ventolin}} refills are allowed every 21 days; yours becomes due on {{DATE|Monday}}. If "
+          "you're struggling before then, please call {{NUM|111}}."),
+    ("a", "I've passed your message to Mr. [[P|Kowalewski]]. He'll be at flat 2 on {{DATE|Friday}} "
+          "between 9 and 12 and will text [[T|07700 900 652]] when he's on his way."),
+    ("a", "The lease is the binding document, so pay the deposit to [[IBAN|GB?? NWBK 6071 8812 0043 56]] "
+          "and ask the landlord in writing about the other account."),
+    ("a", "The {{ORG|DPD}} depot has the full address now: [[A|Rosenthaler Str. 40-41, Hinterhaus, 3. OG, "
+          "10178 Berlin]]. Redelivery is booked for {{DATE|Wednesday}}."),
+    ("a", "Fixed - booking {{ID|HB-8812047}} now lists [[P|Kwabena Asante]] and one child, [[P|Yaw "
+          "Asante]]. The rate doesn't change."),
+    ("a", "The {{PRICE|€180}} is a pre-authorisation, not a charge. It should drop off your card within "
+          "seven days of checkout."),
+    ("a", "Sorry, [[P|Lance]] - the overtime for {{DATE|weeks 22-24}} was keyed against the wrong cost "
+          "centre. It will be paid in the {{DATE|June}} run."),
+    ("a", "For a small claim you can serve Mr [[P|Sato-Whitmore]] at his business address. The filing fee "
+          "is {{PRICE|$75}} and hearings are usually set within 60 days."),
+    ("a", "Done - your monthly gift is now {{PRICE|£25}} from {{DATE|1 August}}. Thank you for your "
+          "{{WORD|patience}}, [[P|Patience]]!"),
+    ("a", "We're so sorry. We've removed [[P|Ottilie Brandauer]] from all mailings; nothing more will go "
+          "to [[A|Hauptplatz 7, 8010 Graz]]."),
+    ("a", "Your membership is frozen from today for up to 8 weeks, [[P|Sky]]. The {{PRODUCT|Off-Peak}} "
+          "fee resumes automatically afterwards."),
+    ("a", "You're both rebooked on {{ID|KL 1010}} at 19:35: [[P|Meron Haile]] in 23C and you in 23D. "
+          "Booking reference {{ID|X4TQ9B}} is unchanged."),
+    ("a", "I've texted the new boarding pass to [[T|(928) 555-0126]], Ms. [[P|Begay]]. Your bag is "
+          "tagged through to {{LOC|Phoenix}}."),
+    ("a", "The reading was estimated because the meter at [[A|Flat 5, 9 Tithebarn Street, Preston PR1 "
+          "1HX]] couldn't be accessed. Submit a reading in the app and we'll reissue the bill."),
+    ("a", "Both names are now on the water account: [[P|River Castellanos]] and [[P|Autumn Fairclough]]. "
+          "Each "
+          "of you will get a copy of the bill."),
+    ("a", "I've revoked that token and issued a new one. The comment is deleted, but assume anything "
+          "public for even a minute was copied."),
+    ("a", "No - [[IP|100.64.12.9]] is a carrier-grade NAT address, not one of ours. Our egress ranges are "
+          "listed on the {{PRODUCT|Status}} page."),
+    ("a", "A transportadora devolveu a encomenda porque faltava o andar. Vamos reenviar para [[A|Rua do "
+          "Almada 412, 4.º Esq., 4050-037 Porto, Portugal]], [[P|Rafaela]]."),
+    ("a", "Hemos desbloqueado la tarjeta terminada en {{NUM|3143}}; intente de nuevo la reserva, "
+          "[[P|Wayra]]."),
+    ("a", "I've added a note for the driver: rural number 1422 is on the gatepost, and to call "
+          "[[P|Tama]] on [[T|+64 27 555 0193]] if lost."),
+    ("a", "The refund of the conversion fee ({{PRICE|€4.12}}) will appear on the card ending "
+          "{{NUM|0274}} within 5 working days, [[P|Guðrún]]."),
+    ("a", "Payroll confirms the {{DATE|June}} salary went to the old account. They'll recall it and pay "
+          "[[P|Dilani]]'s new account by {{DATE|Friday}}."),
+    ("a", "I've sent a reset link to [[E|b.szabo@example.hu]]. [[P|Bence]] will need to click it within "
+          "24 hours."),
+    ("a", "Use your SSN on the application; an ITIN is only for people without one. Never send it by "
+          "e-mail - the form is encrypted."),
+    ("a", "The drop-in fee includes a mat and a towel. Classes run {{DATE|Tuesdays}} and "
+          "{{DATE|Thursdays}} at 6pm."),
+    ("a", "Security has reset the padlock on unit {{ID|B-114}}. The new code was sent to the number on "
+          "file, [[P|Jade]]."),
+    ("a", "Die Kaution über {{PRICE|1.350 €}} wurde heute an Frau [[P|Schmitt]] überwiesen."),
+    ("a", "The filing was rejected because the exhibit exceeded 25 MB. Please split it and resubmit under "
+          "{{ID|CV-2025-001874}}; confirmation will go to [[E|noa.bd@example.co.il]]."),
+    ("a", "According to the porting KB, a PAC is valid for {{NUM|30}} days and porting is free. "
+          "[[P|Shauna]]'s port to [[T|07700 900 497]] is set for {{DATE|1 July}}."),
+    ("a", "The exception report shows the business was closed. I've asked {{ORG|DPD}} to redeliver to "
+          "[[P|Felicity Urquhart]] on {{DATE|Tuesday}} before noon."),
+    ("a", "The compromised account belonged to [[P|Clifford Amankwah]]; we've reset it and e-mailed "
+          "[[E|c.amankwah@example.gh]]. The three source IPs are blocked."),
+    ("a", "According to the folio, the minibar charge of {{PRICE|¥2,400}} was for {{DATE|14 June}}. I've "
+          "refunded it to the {{ORG|JCB}} card."),
+    # ---------------------------------------------------------------- more documents, a question, answers
+    ("d", "Registration list - {{ORG|Riverside Scouts}} ({{DATE|autumn "
+          "term}})\nchild,dob,parent,parent_phone,"
+          "parent_email\n[[P|Oisín Brannigan]],[[DOB|2015-03-09]],[[P|Niamh Brannigan]],[[T|+44 28 9555 "
+          "0132]],"
+          "[[E|niamh.brannigan@example.co.uk]]\n[[P|Zara Okonjo-Petit]],[[DOB|2014-11-27]],[[P|Hélène "
+          "Petit]],"
+          "[[T|07700 900 118]],[[E|helene.petit@example.fr]]\n[[P|Rocco Esposito]],[[DOB|2015-07-01]],"
+          "[[P|Gianna Esposito]],[[T|+39 081 555 0129]],[[E|gianna.esposito@example.it]]"),
+    ("d", "New starter form (UK)\nName: [[P|Krisztina Varga-Holt]]\nDate of birth: [[DOB|4th October 1986]]\n"
+          "NI number: [[NINO|TH 71 30 58 A]]\nHome: [[A|18 Beech Grove, Hebden Bridge, West Yorkshire HX7 "
+          "8AD]]\n"
+          "Mobile: [[T|07700 900 364]]\nPersonal e-mail: [[E|kvarga.holt@example.com]]\nEmergency contact: "
+          "[[P|Wilf Holt]] (husband), same address"),
+    ("d", "Agency worker timesheet rejections: [[P|Kayode Adebisi]] ([[NINO|ZR 28 64 10 C]]) - hours "
+          "unsigned; [[P|Lowri Bevan]] ([[NINO|EB 93 07 42 D]]) - wrong week; [[P|Marta Nowicka]] - no "
+          "NI number on file."),
+    ("d", "Patient registration ({{ORG|Lakeside Family Medicine}})\nName: [[P|Bridget Saoirse Malone]]\n"
+          "DOB: [[DOB|09-23-1977]]\nSSN: [[SSN|384-57-1196]]\nAddress: [[A|311 County Road 14, Rural Route "
+          "1, "
+          "Walker, MN 56484]]\nCell: [[T|218.555.0187]]\nEmail: [[E|bsmalone@example.net]]\nInsurance: "
+          "{{ORG|Blue Cross}} XKP 44918302"),
+    ("d", "docker-compose.override.yml (pasted into issue #88 by [[P|Ravi Teja Kondapalli]]):\n"
+          "  db:\n    environment:\n      POSTGRES_PASSWORD: [[KEY|v9!Kq2rTz#Lm4Wx]]\n  worker:\n"
+          "    environment:\n      REDIS_URL: redis://:[[KEY|Rd7pLq2WmXz9Kt4s]]@cache:6379/0\n"
+          "      SLACK_WEBHOOK: https://hooks.slack.com/services/[[KEY|T07QX2LMA/B08RZ4KPN/"
+          "q7Lm2Wx9Rt4Vz8Kp1Nc3Bd6H]]"),
+    ("d", "Kubernetes secret (decoded by [[P|Ingrid Sæther]] during the incident review):\n"
+          "  OPENAI_API_KEY: [[KEY|sk-svcacct-Xq4mT9vL2pR7wK1zN8cB5hD3]]\n  GITHUB_APP_PRIVATE_KEY_PASS: "
+          "[[KEY|m0untain-Goat-Fjord!]]\n  ADMIN_EMAIL: [[E|platform-admins@example.no]]"),
+    ("q", "I bought two tickets with [[CC|3714 496353 9842?]] ({{ORG|Amex}}) and my partner's "
+          "[[CC|4658 2031 7740 019?]], but only one confirmation came to [[E|lulu.fonoti@example.ws]]. Can "
+          "you "
+          "check? Call [[T|+685 755 0142]] if easier. - [[P|Lulu Fonoti]]"),
+    ("d", "Payment batch {{ID|PB-20250619-3}} - declined items\n[[CC|4111 3387 2205 661?]] "
+          "[[E|j.whitcombe@example.org]] {{PRICE|$120.00}} insufficient funds\n[[CC|5470 0912 6638 411?]] "
+          "[[E|mai.phuong@example.vn]] {{PRICE|$64.50}} do not honour\n[[CC|6011 9032 4471 556?]] "
+          "[[E|t.abernathy@example.com]] {{PRICE|$210.00}} expired card"),
+    ("d", "SIM-swap fraud note ({{ORG|O2}} fraud team): customer [[P|Hollis Grainger]] reports his number "
+          "[[T|07700 900 581]] was moved to a new SIM without consent. Request came from [[IP|81.2.69.160]] "
+          "using the e-mail [[E|hollis.grainger@example.co.uk]]; callback set to [[T|+44 20 7946 0714]] (not "
+          "his). His real landline: [[T|01632 960 482]]."),
+    ("d", "From: [[P|Marguerite Okoye]] <[[E|m.okoye@example-law.ng]]>\nTo: "
+          "[[E|intake@example-chambers.com]]\n"
+          "Cc: [[E|ifeoma.okoye@example.com]]\nSubject: instructions - tenancy dispute\n\nPlease find "
+          "attached the lease for [[A|Plot 22, Block C, Admiralty Way, Lekki, Lagos State, Nigeria]]. My "
+          "client, [[P|Ifeoma Okoye]], can be reached on [[T|+234 809 555 0164]].\n\n[[P|Marguerite]]"),
+    ("a", "I've resent the confirmation for both tickets to [[E|lulu.fonoti@example.ws]], [[P|Lulu]]. The "
+          "second order was under the card ending {{NUM|0196}}."),
+    ("d", "Voicemail transcript: \"Hi [[P|Marigold]], it's [[P|Doreen]] from {{ORG|Oakfield Lettings}}. The "
+          "inventory for [[A|Flat 4\n112 Gloucester Road\nBristol\nBS7 8BN]] is done. Ring me on "
+          "[[T|0117 496 0581]] or e-mail [[E|doreen@example-oakfield.co.uk]]. Have a {{WORD|sunny}} "
+          "weekend!\""),
+    ("d", "Slack export #it-help\n[[P|Bao Tran]]: my VPN password expired, can someone reset? it was "
+          "[[KEY|Pho-Bo-2024!xq]]\n[[P|Mason Carrick]]: please never post passwords here. reset link sent to "
+          "[[E|bao.tran@example.com]]\n[[P|Bao Tran]]: ty! call me at [[T|+84 28 5555 0173]] if needed"),
+    ("d", "Charity gift-aid declaration\nDonor: [[P|Gilbert Featherstonehaugh]]\nAddress: [[A|Ty Gwyn, "
+          "Llanfihangel-y-Creuddyn, Aberystwyth SY23 4LA, Wales]]\nPhone: [[T|01970 555 218]]\nDOB: "
+          "[[DOB|2/12/1941]]\nNI: [[NINO|JB 50 43 17 C]]\nI am a UK taxpayer."),
+]
+
+
 def iban_check(iban_no_spaces: str) -> str:
     """The two check digits for an IBAN whose check digits are '??'."""
     s = iban_no_spaces[4:] + iban_no_spaces[:2] + "00"
@@ -1022,7 +1487,7 @@ def check(rid: str, text: str, entities: list[dict], negatives: list[dict]) -> N
 
 def main() -> int:
     rows = []
-    records = [("dev", role, markup) for role, markup in RECORDS] + \
+    records = [("dev", role, markup) for role, markup in RECORDS + SECOND_RECORDS] + \
               [("test", role, markup) for role, markup in TEST_RECORDS]
     for i, (split, role, markup) in enumerate(records, 1):
         rid = f"pii-{i:03d}"
@@ -1030,7 +1495,12 @@ def main() -> int:
         check(rid, text, entities, negatives)
         rows.append({"id": rid, "split": split, "role": ROLES[role], "text": text,
                      "entities": entities, "negatives": negatives})
-    assert rows[len(RECORDS)]["id"] == "pii-161", "the test split must start at pii-161"
+    n_dev = len(RECORDS) + len(SECOND_RECORDS)
+    assert rows[n_dev]["id"] == "pii-327", "the test split must start at pii-327"
+    dev_values = {e["text"] for r in rows[:n_dev] for e in r["entities"]}
+    for r in rows[n_dev:]:
+        for e in r["entities"]:
+            assert e["text"] not in dev_values, f"{r['id']}: labelled value reused from dev: {e['text']!r}"
 
     totals = Counter(e["type"] for r in rows for e in r["entities"])
     neg_total = sum(len(r["negatives"]) for r in rows)
