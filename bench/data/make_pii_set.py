@@ -328,7 +328,7 @@ RECORDS: list[tuple[str, str]] = [
           "on {{DATE|Saturday}} at 11. Mobile [[T|07700 900782]]. She works for {{ORG|NHS Lothian}}."),
     ("d", "Conference badge list: Dr. [[P|Oluwaseyi Bankole]] ({{ORG|University of Ibadan}}), Prof. [[P|Li Na]] "
           "({{ORG|Tsinghua}}), [[P|Sean Ó Briain]] ({{ORG|TCD}}). Dietary: vegetarian x2."
-          
+
           ),
     ("d", "UK payroll import flagged 3 rows: row 14 [[P|Gareth Evans]] NINO [[NINO|NA 23 19 84 D]] (ok), "
           "row 15 [[P|Rhian Price]] NINO [[NINO|HT 90 11 22 A]] (tax code missing), row 16 [[P|Megan Lloyd]] NINO [[NINO|WL 55 20 13 D]] (duplicate)."),
@@ -1458,7 +1458,7 @@ def parse(markup: str) -> tuple[str, list[dict], list[dict]]:
 
 def check(rid: str, text: str, entities: list[dict], negatives: list[dict]) -> None:
     spans = sorted([(e["start"], e["end"]) for e in entities + negatives])
-    for (s1, e1), (s2, _) in zip(spans, spans[1:]):
+    for (s1, e1), (s2, _) in zip(spans, spans[1:], strict=False):
         assert e1 <= s2, f"{rid}: overlapping spans at {s1}-{e1} / {s2}"
     for item in entities + negatives:
         assert text[item["start"]:item["end"]] == item["text"], (rid, item)
