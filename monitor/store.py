@@ -154,9 +154,15 @@ class Store:
         return Claimed(row["trace_id"], AssistantTurn.model_validate_json(row["turn_json"]),
                        row["reason"], row["probability"], row["attempts"])
 
-    def complete(self, trace_id: str, results: list[JudgeResult]) -> None:
+    def complete(self, trace_id: str, results: list[JudgeResult],
+                 turn: AssistantTurn | None = None) -> None:
+        """Store the verdicts and mark the turn judged; `turn`: what to keep of it instead of
+        what was enqueued (redacted: `store.redact`)."""
         now = time.time()
         with self._transaction():
+            if turn is not None:
+                self.db.execute("UPDATE turns SET turn_json = ? WHERE trace_id = ?",
+                                (turn_json(turn), trace_id))
             # Plain INSERTs: a second judgement of the same turn would be an error, not an update.
             for result in results:
                 self.db.executemany(
@@ -334,8 +340,9 @@ class ThreadedStore:
                 await self.release(claimed.trace_id, retry_at=0.0)
             raise
 
-    async def complete(self, trace_id: str, results: list[JudgeResult]) -> None:
-        await self._run(self.sync.complete, trace_id, results)
+    async def complete(self, trace_id: str, results: list[JudgeResult],
+                       turn: AssistantTurn | None = None) -> None:
+        await self._run(self.sync.complete, trace_id, results, turn)
 
     async def fail(self, trace_id: str, error: str, retry_at: float | None) -> None:
         await self._run(self.sync.fail, trace_id, error, retry_at)

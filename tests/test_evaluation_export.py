@@ -3,6 +3,7 @@ in the context of the judged turn's root span."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -17,6 +18,8 @@ from opentelemetry.sdk.trace import SpanProcessor
 from monitor.config import EvaluationExportSettings
 from tests import traffic
 from tests.conftest import free_port
+from tests.fakes.judge_model import judge_model
+from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.test_pipeline import provider_for
 from tests.waiting import wait_until
 
@@ -138,6 +141,27 @@ def test_explanations_only_when_allowed(start_sidecar, grpc_receiver) -> None:
     with pytest.raises(ValueError, match="outside allowed_hosts"):
         EvaluationExportSettings(endpoint="https://collector.example.com:4317",
                                  include_explanation=True)
+
+
+def test_explanations_carry_placeholders_not_personal_data(start_sidecar, grpc_receiver) -> None:
+    """An LLM judge shown the turn unredacted (judging.llm.redact off) quotes it in its
+    rationale; the explanations sent out are redacted all the same (evaluation_export.redact)."""
+    endpoint, received = grpc_receiver
+    with ScriptedOpenAIServer(judge_model) as judge:
+        sidecar = start_sidecar(
+            evaluation_export={"endpoint": endpoint, "include_explanation": True},
+            judging={"llm": {"redact": False, "endpoints": [
+                {"name": "judge", "base_url": judge.base_url, "model": "judge-model"}]}})
+        trace_id, _ = _send_turn(sidecar, traffic.PERSONAL)
+        wait_until(lambda: len(received.for_trace(trace_id)) >= 4, 60,
+                   "the turn's evaluation events")
+        assert "Jonas Lindqvist" in json.dumps(judge.requests)  # what the judge was shown
+    completeness = next(r[3]["gen_ai.evaluation.explanation"] for r in received.for_trace(trace_id)
+                        if r[3]["gen_ai.evaluation.name"] == "completeness")
+    assert completeness.startswith("covers the question: <PERSON_1>'s refund was issued")
+    explanations = json.dumps([r[3] for r in received.for_trace(trace_id)])
+    for value in ("Amara", "Nwosu", "Jonas", "Lindqvist"):
+        assert value not in explanations, value
 
 
 def test_an_endpoint_that_is_down_does_not_hold_judging(start_sidecar) -> None:

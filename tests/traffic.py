@@ -21,6 +21,15 @@ class Case:
     answer: str
 
 
+# Personal data in every part of a turn, and an invented approver (tests/test_redaction.py).
+PERSONAL = Case(
+    "grounded", "Hi, I'm Amara Nwosu. When will my refund reach card 4111 1111 1111 1111?",
+    ("Refund log: Amara Nwosu, 14 Rue Oberkampf, 75011 Paris, refund of 40 EUR issued on "
+     "2 June; refunds reach the card within 5 business days.",),
+    "Amara Nwosu's refund was issued on 2 June and reaches the card within 5 business days. "
+    "Jonas Lindqvist approved it.")
+
+
 GROUNDED = [
     Case("grounded", "How long do refunds take?",
          ("Refunds are issued within 30 days of purchase to the original payment method.",),

@@ -6,7 +6,8 @@ genai, model/gen-ai/events.yaml; stability: development): an OTLP log record wit
 root span, so a tracing backend shows it on the trace), with `gen_ai.evaluation.name` (required:
 the metric), `gen_ai.evaluation.score.value` and/or `gen_ai.evaluation.score.label` (each where
 the verdict has one), and the recommended `gen_ai.evaluation.explanation` only where privacy
-settings allow (the rationale is trace content). `assistant.judge` says which judge decided.
+settings allow (the rationale is trace content), with personal data replaced (`redact`).
+`assistant.judge` says which judge decided.
 
 The SDK's own provider and batch processor, never the global ones: this process's telemetry does
 not loop back into itself. The batch queue is bounded (2,048 records); when the endpoint is down,
@@ -19,6 +20,7 @@ what is queued or was dropped.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from opentelemetry.sdk._logs import LoggerProvider
@@ -28,6 +30,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_s
 
 from monitor.config import EvaluationExportSettings
 from monitor.emit.metrics import VerdictTelemetry
+from monitor.judges.redact import PiiAnalyzer, Redactor
 from monitor.model import AssistantTurn
 from monitor.verdict import JudgeResult
 
@@ -58,9 +61,12 @@ class _CountedExporter:
 
 
 class EvaluationExporter:
-    def __init__(self, settings: EvaluationExportSettings, metrics: VerdictTelemetry) -> None:
+    def __init__(self, settings: EvaluationExportSettings, metrics: VerdictTelemetry,
+                 redaction: PiiAnalyzer | None = None) -> None:
+        """`redaction`: with it, personal data in the explanations is replaced."""
         assert settings.endpoint is not None, "only built when an endpoint is configured"
         self.settings = settings
+        self.redaction = redaction
         self.metrics = metrics
         if settings.protocol == "grpc":
             from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
@@ -83,16 +89,22 @@ class EvaluationExporter:
         parent = SpanContext(trace_id=int(turn.trace_id, 16), span_id=int(turn.root_span_id, 16),
                              is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
         context = set_span_in_context(NonRecordingSpan(parent))
+        explanations: Iterator[str | None] = iter(())
+        if self.settings.include_explanation:
+            rationales = [v.rationale for r in results for v in r.verdicts]
+            explanations = iter(Redactor(self.redaction).many(rationales)
+                                if self.redaction is not None else rationales)
         for result in results:
             for verdict in result.verdicts:
+                explanation = next(explanations, None)
                 attributes: dict[str, str | float] = {"gen_ai.evaluation.name": verdict.metric,
                                                       "assistant.judge": result.judge}
                 if verdict.score is not None:
                     attributes["gen_ai.evaluation.score.value"] = verdict.score
                 if verdict.label is not None:
                     attributes["gen_ai.evaluation.score.label"] = verdict.label
-                if self.settings.include_explanation and verdict.rationale:
-                    attributes["gen_ai.evaluation.explanation"] = verdict.rationale
+                if explanation:
+                    attributes["gen_ai.evaluation.explanation"] = explanation
                 self.logger.emit(event_name=EVENT_NAME, context=context, attributes=attributes)
                 self.metrics.evaluation_events.labels("emitted").inc()
 

@@ -7,9 +7,10 @@ Per turn, at most three calls, run concurrently, each carrying the turn's conten
 `context_relevance` (all documents not yet judged for this question, in one call), `answer`
 (answer relevance, completeness and the labelled claims for groundedness, in one call) and,
 when the turn called tools, `tool_use`. Verdicts are cached by content hash, so a question and
-document pair, or a whole repeated answer, is not judged twice. Content is redacted before it is
-put in a prompt. The `openai` client retries 429 / 5xx / timeouts itself, honouring Retry-After;
-a circuit breaker stops calling an endpoint that keeps failing.
+document pair, or a whole repeated answer, is not judged twice. Personal data and secrets in the
+turn are replaced by placeholders before anything is put in a prompt (monitor/judges/redact.py).
+The `openai` client retries 429 / 5xx / timeouts itself, honouring Retry-After; a circuit breaker
+stops calling an endpoint that keeps failing.
 
 What is an outage of the endpoint (JudgeUnavailable: the breaker counts it, the turn waits and
 no attempt is spent) and what is about the turn (JudgeError: an attempt is spent):
@@ -32,11 +33,16 @@ from typing import Any
 
 import openai
 
-from monitor.config import CircuitBreakerSettings, LLMEndpointSettings, LLMJudgingSettings
+from monitor.config import (
+    CircuitBreakerSettings,
+    LLMEndpointSettings,
+    LLMJudgingSettings,
+    RedactionSettings,
+)
 from monitor.judges.base import Judge, JudgeError, JudgeUnavailable, gather_all
 from monitor.judges.fusion import evaluator_scores, fusion_block
 from monitor.judges.prompts import PROMPTS, ParseError, Prompt, parse
-from monitor.judges.redact import Redactor
+from monitor.judges.redact import Redactor, redact_turn, shared_analyzer
 from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn, utf8_text
 from monitor.verdict import Agreement, CallLabel, ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
@@ -203,21 +209,22 @@ def _in_order(output: Any, count: int) -> None:
         items.sort(key=lambda item: item.index)
 
 
-def _documents(turn: AssistantTurn, redact: Redactor) -> list[str]:
-    return [redact(d.content) or "" for d in turn.documents if d.content]
-
-
 def _numbered(items: list[str]) -> str:
     return "\n".join(f"[{i}] {text}" for i, text in enumerate(items, 1)) or "(none)"
 
 
 class LLMJudge:
     def __init__(self, endpoint: LLMEndpointSettings, settings: LLMJudgingSettings,
-                 metrics: JudgeTelemetry, evaluators: Judge | None = None) -> None:
-        """`evaluators`: the local judge, whose scores the prompt gets (Fusion-Eval)."""
+                 metrics: JudgeTelemetry, evaluators: Judge | None = None,
+                 redaction: RedactionSettings | None = None) -> None:
+        """`evaluators`: the local judge, whose scores the prompt gets (Fusion-Eval);
+        `redaction`: what counts as personal data (with `settings.redact`; default: defaults)."""
         self.name = endpoint.name
         self.evaluators = evaluators
         self.settings = settings
+        # Loaded now, so that a missing NER model stops start-up rather than the first turn.
+        self.analyzer = shared_analyzer(redaction or RedactionSettings()) \
+            if settings.redact else None
         self.endpoint = Endpoint(endpoint, settings.circuit_breaker, metrics)
         self.metrics = metrics
         self.cache = VerdictCache(settings.cache_size)
@@ -261,20 +268,21 @@ class LLMJudge:
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         start = time.perf_counter()
-        redact = Redactor() if self.settings.redact else (lambda text: text)
-        question = redact(turn.question) or ""
-        docs = _documents(turn, redact)  # type: ignore[arg-type]
         usage = Usage()
         scores = (evaluator_scores(await self.evaluators.judge(turn))
                   if self.evaluators is not None else None)
+        if self.analyzer is not None:  # off the event loop: NER takes a tenth of a second
+            turn = await asyncio.to_thread(redact_turn, turn, Redactor(self.analyzer))
+        question = turn.question or ""
+        docs = [d.content for d in turn.documents if d.content]
         tasks = []
         if question and docs:
             tasks.append(self._context_relevance(question, docs, usage, scores))
         if question:
-            tasks.append(self._answer(question, docs, redact(turn.answer) or "", usage, scores))
+            tasks.append(self._answer(question, docs, turn.answer or "", usage, scores))
         if question and turn.tool_calls and turn.expected_tool_calls is None:
             # With expected calls the reference-based judge applies instead.
-            tasks.append(self._tool_use(question, turn, redact, usage))  # type: ignore[arg-type]
+            tasks.append(self._tool_use(question, turn, usage))
         valid_before = self.endpoint.valid.copy()
         try:
             verdicts = [v for group in await gather_all(*tasks) for v in group]
@@ -361,11 +369,10 @@ class LLMJudge:
                 claims=claims, signals=Signals(sample_scores=tuple(scores))))
         return verdicts
 
-    async def _tool_use(self, question: str, turn: AssistantTurn, redact: Any, usage: Usage
-                        ) -> list[Verdict]:
+    async def _tool_use(self, question: str, turn: AssistantTurn, usage: Usage) -> list[Verdict]:
         prompt = PROMPTS["tool_use"]
-        calls = [f"{c.name}({redact(json.dumps(c.arguments, default=str))}) -> "
-                 f"{redact(json.dumps(c.error or c.result, default=str))}" for c in turn.tool_calls]
+        calls = [f"{c.name}({json.dumps(c.arguments, default=str)}) -> "
+                 f"{json.dumps(c.error or c.result, default=str)}" for c in turn.tool_calls]
         key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, calls)
         outputs = self.cache.get(key)
         if outputs is None:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 from monitor.config import JudgeInputSettings, JudgingSettings
 from monitor.judges.base import Judge, JudgeUnavailable, close_judges
+from monitor.judges.redact import PiiAnalyzer, Redactor, redact_judged
 from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn
 from monitor.store import Claimed, Store, ThreadedStore
@@ -95,8 +96,11 @@ def judge_input(turn: AssistantTurn, limits: JudgeInputSettings,
 class JudgeStage:
     def __init__(self, settings: JudgingSettings, store: Store | ThreadedStore, judges: list[Judge],
                  metrics: JudgeTelemetry, on_verdicts: OnVerdicts,
-                 on_failed: Callable[[str], None] | None = None) -> None:
+                 on_failed: Callable[[str], None] | None = None,
+                 store_redaction: PiiAnalyzer | None = None) -> None:
+        """`store_redaction`: with it, judged turns and their verdicts are stored redacted."""
         self.settings = settings
+        self.store_redaction = store_redaction
         # Its SQLite calls off the event loop (a plain Store: this stage gives it a thread).
         self.store = store if isinstance(store, ThreadedStore) else ThreadedStore(store)
         self.judges = judges
@@ -198,7 +202,12 @@ class JudgeStage:
                 await self._retry_or_fail(claimed, f"{judge.name}: {type(exc).__name__}")
                 return
         results = [r for r in results if r.verdicts or r.calls]  # judges with nothing to say
-        await self.store.complete(claimed.trace_id, results)
+        if self.store_redaction is not None:  # the store keeps the turn and verdicts redacted
+            kept, stored = await asyncio.to_thread(redact_judged, turn, results,
+                                                   Redactor(self.store_redaction))
+            await self.store.complete(claimed.trace_id, stored, kept)
+        else:
+            await self.store.complete(claimed.trace_id, results)
         try:
             self.on_verdicts(claimed.turn, claimed.probability, results)
         except Exception as exc:  # noqa: BLE001 - the verdicts are stored; metrics must not stop us

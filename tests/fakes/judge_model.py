@@ -96,7 +96,9 @@ def judge_model(request: dict[str, Any]) -> Reply:
         out = {"answer_relevance": {"reasoning": "addresses the question",
                                     "label": "relevant" if words(answer) & q_words or declines
                                     else "irrelevant"},
-               "completeness": {"reasoning": "covers the question", "label": completeness},
+               # Quoting the answer, as models often do: trace content in a rationale.
+               "completeness": {"reasoning": f"covers the question: {answer[:200]}",
+                                "label": completeness},
                "claims": claims}
     text = json.dumps(out)
     return Reply(content=text, prompt_tokens=sum(len(m["content"]) // 4 for m in request["messages"]),

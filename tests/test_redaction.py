@@ -1,0 +1,232 @@
+"""Personal data never reaches an LLM judge: Presidio with spaCy's NER model, consistent
+placeholders per turn, and what redaction does with hostile input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from prometheus_client import CollectorRegistry
+from pydantic import ValidationError
+
+from monitor.config import (
+    LLMEndpointSettings,
+    LLMJudgingSettings,
+    LocalJudgeSettings,
+    RedactionSettings,
+)
+from monitor.errors import ConfigError
+from monitor.judges.llm import LLMJudge
+from monitor.judges.local import LocalJudge
+from monitor.judges.redact import (
+    PiiAnalyzer,
+    Redactor,
+    redact_turn,
+    shared_analyzer,
+)
+from monitor.model import AssistantTurn, RetrievedDocument, ToolCall
+from monitor.store import Store
+from monitor.telemetry import Metrics
+from tests import traffic
+from tests.fakes.judge_model import judge_model
+from tests.fakes.openai_server import ScriptedOpenAIServer
+from tests.test_pipeline import provider_for
+from tests.waiting import wait_until
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Four support turns carrying people's names of several origins, street addresses in three
+# countries, e-mail addresses and phone numbers (a UK mobile among them).
+PLANTED_TURNS = [
+    AssistantTurn(
+        trace_id="1" * 32,
+        question="Hi, I'm Chidi Okafor. Can the replacement charger go to 221B Baker Street, "
+                 "London NW1 6XE instead of my office?",
+        documents=[RetrievedDocument(id="crm-1", content=(
+            "Customer Chidi Okafor, mobile +44 7700 900123, e-mail chidi.okafor@example.com. "
+            "Replacement chargers ship within 2 business days to the address on the ticket."))],
+        answer="Yes, Mr Okafor: the replacement charger will ship within 2 business days to "
+               "221B Baker Street, London NW1 6XE."),
+    AssistantTurn(
+        trace_id="2" * 32,
+        question="My colleague Siobhán O'Sullivan ordered the standing desk; where is it?",
+        documents=[RetrievedDocument(id="order-7", content=(
+            "Order 7781 for Siobhán O'Sullivan, delivery to 1600 Pennsylvania Ave NW, "
+            "Washington, DC 20500. Contact (555) 010-4477. Standing desks are delivered by "
+            "freight within 10 days."))],
+        answer="Siobhán's standing desk is with the freight carrier and arrives within 10 days."),
+    AssistantTurn(
+        trace_id="3" * 32,
+        question="Wei Zhang here - can Priya Raghunathan sign for my parcel at Hauptstraße 5, "
+                 "10115 Berlin?",
+        documents=[RetrievedDocument(id="policy-3", content=(
+            "A parcel may be signed for by a neighbour named in the order notes. Notes for "
+            "wei.zhang@example.de: neighbour Priya Raghunathan, +49 30 901820."))],
+        answer="Yes, Priya Raghunathan may sign for the parcel; she is named in your order "
+               "notes."),
+    AssistantTurn(
+        trace_id="4" * 32,
+        question="Please call Fatima Al-Sayed on +1 (212) 555-0147 about the warranty claim.",
+        documents=[RetrievedDocument(id="kb-9", content=(
+            "Warranty claims are answered by phone within one business day."))],
+        answer="We will call Fatima Al-Sayed within one business day about the warranty claim.",
+        tool_calls=[ToolCall(name="schedule_call", arguments={
+            "person": "Fatima Al-Sayed", "phone": "+1 (212) 555-0147"}, result="scheduled")]),
+]
+PLANTED = ["Chidi", "Okafor", "221B Baker Street", "NW1 6XE", "7700 900123", "chidi.okafor",
+           "Siobhán", "O'Sullivan", "Pennsylvania Ave", "20500", "010-4477", "Wei Zhang",
+           "Priya", "Raghunathan", "Hauptstraße", "10115", "wei.zhang", "901820", "Fatima",
+           "Al-Sayed", "555-0147"]
+KEPT = ["replacement charger", "standing desk", "freight", "parcel", "neighbour",
+        "warranty claim", "business day", "schedule_call"]
+
+
+def make_judge(server: ScriptedOpenAIServer, **settings: object) -> LLMJudge:
+    llm = LLMJudgingSettings(endpoints=[LLMEndpointSettings(
+        name="judge", base_url=server.base_url, model="judge-model", max_retries=0)], **settings)
+    return LLMJudge(llm.endpoints[0], llm, Metrics(CollectorRegistry()))
+
+
+async def test_planted_personal_data_never_reaches_the_judge() -> None:
+    with ScriptedOpenAIServer(judge_model) as server:
+        judge = make_judge(server)
+        for turn in PLANTED_TURNS:
+            result = await judge.judge(turn)
+            assert result.verdicts
+        await judge.aclose()
+        sent = json.dumps(server.requests, ensure_ascii=False)
+    leaked = [value for value in PLANTED if value in sent]
+    assert not leaked, f"reached the judge: {leaked}"
+    assert all(words in sent for words in KEPT), [w for w in KEPT if w not in sent]
+    assert "<PERSON_1>" in sent and "<ADDRESS_1>" in sent and "<PHONE_1>" in sent
+
+
+async def test_without_redaction_the_judge_would_see_them() -> None:
+    """The recording endpoint sees what it is sent: the check above can fail."""
+    with ScriptedOpenAIServer(judge_model) as server:
+        judge = make_judge(server, redact=False)
+        await judge.judge(PLANTED_TURNS[0])
+        await judge.aclose()
+        assert "Chidi Okafor" in json.dumps(server.requests)
+
+
+def test_one_person_is_one_placeholder_in_the_whole_turn() -> None:
+    redacted = redact_turn(PLANTED_TURNS[0], Redactor(shared_analyzer(RedactionSettings())))
+    assert redacted.question.startswith("Hi, I'm <PERSON_1>.")
+    assert "<PERSON_1>" in redacted.documents[0].content
+    assert redacted.answer.startswith("Yes, Mr <PERSON_1>:")  # the surname alone: the same person
+    # The address, the same placeholder in the question and the answer.
+    address = redacted.question.split("go to ")[1].split(" instead")[0]
+    assert address.startswith("<ADDRESS_") and address in redacted.answer
+    assert "2 business days" in redacted.answer
+
+
+@pytest.mark.parametrize("turn", [
+    AssistantTurn(trace_id="5" * 32, question="Who approved Marta Kowalczyk's refund?",
+                  documents=[RetrievedDocument(id="t-1", content=(
+                      "Ticket 4410: the refund for Marta Kowalczyk was requested by Marta "
+                      "Kowalczyk and approved by Daniel Mensah on 3 May."))],
+                  answer="Daniel Mensah approved the refund."),
+    AssistantTurn(trace_id="6" * 32, question="Who approved Marta Kowalczyk's refund?",
+                  documents=[RetrievedDocument(id="t-1", content=(
+                      "Ticket 4410: the refund for Marta Kowalczyk was requested by Marta "
+                      "Kowalczyk and approved by Daniel Mensah on 3 May."))],
+                  answer="Marta Kowalczyk approved the refund herself."),
+    AssistantTurn(trace_id="7" * 32, question="Where does the parcel for Kenji Watanabe go?",
+                  documents=[RetrievedDocument(id="o-2", content=(
+                      "Parcel for Kenji Watanabe: deliver to 12 Elm Road, Leeds LS6 2AB, "
+                      "leave with the neighbour at number 14."))],
+                  answer="It goes to 12 Elm Road, Leeds LS6 2AB, Kenji Watanabe's address."),
+])
+async def test_claim_verdicts_do_not_change_with_redaction(turn: AssistantTurn) -> None:
+    """Consistent placeholders keep a claim checkable against its evidence: the local model
+    and the scripted LLM judge give each claim the same label on the turn as it came and as
+    it is redacted (the distractor, Marta for Daniel, stays a distractor)."""
+    local = LocalJudge(LocalJudgeSettings())
+    redacted = redact_turn(turn, Redactor(shared_analyzer(RedactionSettings())))
+    assert "Kowalczyk" not in redacted.model_dump_json() and "Watanabe" not in \
+        redacted.model_dump_json()
+
+    def claim_labels(result):  # noqa: ANN001, ANN202
+        grounded = result.get("groundedness")
+        return [c.label for c in grounded.claims]
+
+    assert claim_labels(local.judge_sync(redacted)) == claim_labels(local.judge_sync(turn))
+    with ScriptedOpenAIServer(judge_model) as server:
+        plain, redacting = make_judge(server, redact=False), make_judge(server)
+        assert claim_labels(await redacting.judge(turn)) == claim_labels(await plain.judge(turn))
+        await plain.aclose()
+        await redacting.aclose()
+
+
+def test_hostile_text_is_redacted_or_left_as_it_is_never_a_crash() -> None:
+    redact = Redactor(shared_analyzer(RedactionSettings()))
+    assert redact.many(["", None, "   "]) == ["", None, "   "]
+    # A lone surrogate (broken UTF-16 in a span attribute) becomes U+FFFD; the rest is redacted.
+    broken = redact("Mail jane.doe@example.com \ud800 now")
+    assert broken == "Mail <EMAIL_1> \ufffd now"
+    json.dumps(broken).encode("utf-8")
+    # Other scripts: the English model finds no names there, the patterns still apply.
+    other = redact("客户 王伟 的邮箱是 wang.wei@example.cn，电话 +86 138 0013 8000。"
+                   " Ответ: Иван Петров, ivan@example.ru. عنوان البريد ahmed@example.eg")
+    assert "wang.wei@example.cn" not in other and "ivan@example.ru" not in other
+    assert "+86 138 0013 8000" not in other and "ahmed@example.eg" not in other
+    assert "客户" in other and "Ответ" in other and "عنوان" in other
+    # A megabyte: cut to MAX_CHARS before NER (the judge input limits cut well before).
+    huge = redact("Contact grace.liu@example.com. " + "lorem ipsum " * 90_000)
+    assert huge.startswith("Contact <EMAIL_") and len(huge) <= 100_000
+
+
+def test_redaction_never_touches_the_network() -> None:
+    """The NER model loads from site-packages and Presidio's e-mail check (a public suffix
+    list fetched from the internet) is not used: with every connection refused it works."""
+    program = (
+        "import socket\n"
+        "def refuse(*a, **k): raise OSError('network used')\n"
+        "socket.socket.connect = refuse\nsocket.create_connection = refuse\n"
+        "socket.getaddrinfo = refuse\n"
+        "from monitor.config import RedactionSettings\n"
+        "from monitor.judges.redact import PiiAnalyzer, Redactor\n"
+        "out = Redactor(PiiAnalyzer(RedactionSettings()))("
+        "'Grace Liu, grace.liu@example.co.uk, +44 7700 900123')\n"
+        "print(out)\n")
+    done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "<PERSON_1>, <EMAIL_1>, <PHONE_1>", done.stdout
+
+
+def test_a_missing_model_or_entity_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError, match="xx_no_such_model.*never downloaded"):
+        PiiAnalyzer(RedactionSettings(spacy_model="xx_no_such_model"))
+    with pytest.raises(ValidationError, match="entities"):
+        RedactionSettings(entities=["PERSON", "SHOE_SIZE"])
+
+
+def test_entity_types_and_threshold_are_configuration() -> None:
+    text = "Grace Liu, grace.liu@example.com, lives at 12 Elm Road, Leeds LS6 2AB."
+    only_mail = Redactor(PiiAnalyzer(RedactionSettings(entities=["EMAIL_ADDRESS"])))(text)
+    assert only_mail == "Grace Liu, <EMAIL_1>, lives at 12 Elm Road, Leeds LS6 2AB."
+    nothing = Redactor(PiiAnalyzer(RedactionSettings(score_threshold=1.0,
+                                                     entities=["PERSON", "STREET_ADDRESS"])))(text)
+    assert nothing == text  # every finding scored below 1.0
+
+
+def test_the_store_keeps_judged_turns_redacted_when_configured(start_sidecar) -> None:  # noqa: ANN001
+    sidecar = start_sidecar(store={"redact": True})
+    provider = provider_for(sidecar.grpc_endpoint)
+    trace_id = traffic.send(provider, traffic.PERSONAL)
+    provider.shutdown()
+    store = Store(sidecar.sidecar.settings.store.path)
+    wait_until(lambda: store.state(trace_id) == "judged", 60, "the turn judged")
+    kept = json.dumps(store.show(trace_id), ensure_ascii=False)
+    store.close()
+    for value in ("Amara", "Nwosu", "Oberkampf", "75011", "4111 1111", "Jonas", "Lindqvist"):
+        assert value not in kept, value
+    assert "<PERSON_1>" in kept and "<ADDRESS_1>" in kept and "<CARD_1>" in kept
+    assert "5 business days" in kept and '"groundedness"' in kept
+    # The invented approver is an unsupported claim, quoted by placeholder.
+    assert "<PERSON_2> approved it." in kept
