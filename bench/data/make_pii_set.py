@@ -19,9 +19,10 @@ trailing "?" is replaced by the Luhn check digit. Everything else is literal.
 The script parses the markup into text + offsets (Python str offsets, end exclusive), checks the
 invariants (offsets, no overlaps, Luhn, mod-97, SSN/NINO validity, every occurrence of a labelled
 value labelled, minimum counts per type), and writes one JSON record per line with sorted keys.
-Splits: RECORDS (pii-001 to pii-160) and SECOND_RECORDS (pii-161 to pii-326) are all "dev" - they
-were read while the redactor was developed; TEST_RECORDS (pii-327 on) are "test", written
-afterwards, blind to the redactor, with no labelled value reused from the dev records.
+Splits: RECORDS (pii-001 to pii-160), SECOND_RECORDS (pii-161 to pii-326) and THIRD_RECORDS
+(pii-327 to pii-496) are all "dev" - they were read while the redactor was developed; TEST_RECORDS
+(pii-497 on) are "test", written afterwards, blind to the redactor, with no labelled value reused
+from the dev records.
 Standard library only; the output is byte-for-byte reproducible.
 """
 
@@ -905,7 +906,8 @@ SECOND_RECORDS: list[tuple[str, str]] = [
 # Test split (pii-327 on): written after pii-001 to pii-326 had all been read during the redactor's
 # development, blind, by someone who had not seen the redactor's rules or output; fresh scenarios,
 # people and places, no labelled value reused from the dev records.
-TEST_RECORDS: list[tuple[str, str]] = [
+# The third test split, written blind; read during development and merged into dev.
+THIRD_RECORDS: list[tuple[str, str]] = [
     # ---------------------------------------------------------------- questions
     ("q", "hi, my {{PRODUCT|Vodafone Red}} contract renews next week but I'm abroad. Account holder "
           "[[P|Tsegaye Alemu]], mobile [[T|+44 7700 900 835]]. Can I pause it instead of cancelling?"),
@@ -1366,6 +1368,182 @@ TEST_RECORDS: list[tuple[str, str]] = [
 ]
 
 
+# The fourth test split (pii-497 on), written blind after the third was merged into dev.
+TEST_RECORDS: list[tuple[str, str]] = [
+    # ---------------------------------------------------------------- questions
+    ("q", "Hi, I ordered the {{PRODUCT|Dyson V15 Detect}} on {{DATE|the 3rd}} but tracking {{TRACK|TBA304918827000}} shows it went to [[A|Flat 22, Harbour Reach, 7 Quayside, Newcastle upon Tyne NE1 3DX]]. I moved out of there in {{DATE|January}}; please reroute it to [[A|46 Benwell Grove, Newcastle upon Tyne NE4 8AP]]. Thanks, [[P|Ottoline Grieves]]"),
+    ("q", "hey so my order {{ID|#301-7781245-0093}} never showed up?? its under [[P|tariq bensaleh]] and the door code at [[A|apt 4c 1187 grand concourse bronx ny 10452]] is {{NUM|4471}} if the driver needs it"),
+    ("q", "Can you tell me why my {{ORG|Revolut}} transfer to [[IBAN|LT?? 3250 0774 1928 3364]] bounced? The recipient is my landlord [[P|Rimantas Jankauskas]] in {{LOC|Vilnius}}."),
+    ("q", "My daughter [[P|Poppy]] (DOB [[DOB|19.04.2014]]) needs a check-up before {{DATE|half term}}. Do you have anything on a {{DATE|Wednesday}} afternoon with Dr [[P|Ferreira da Costa]]? The {{WORD|poppy}} appeal stickers are still on our car, so look for those in the car park."),
+    ("q", "Is the {{PRODUCT|Sage 50}} licence transferable? Our bookkeeper [[P|Sage Whitford]] set it up under her own email, [[E|sage.whitford@example.co.uk]], and she retires in {{DATE|December}}."),
+    ("q", "What's the cut-off for same-day {{ORG|CHAPS}} payments? I need to send {{PRICE|£14,200}} to the solicitor for completion on {{DATE|Friday}}."),
+    ("q", "i think someone used my card?? [[CC|4539 7720 1865 903?]] theres a charge from {{ORG|Bolt}} in {{LOC|Tallinn}} and ive never been to {{LOC|estonia}}. this is [[P|grace-anne o'dowd]]"),
+    ("q", "Could you update the emergency contact on my file to my brother [[P|Tobias Lindqvist-Ahl]], [[T|+46 73 555 02 19]]? I'm [[P|Maja Lindqvist-Ahl]], staff no. {{ID|E40912}}."),
+    ("q", "How do I add a second driver to rental {{ID|RA-77310-SE}}? It's my colleague Mr [[P|Dale Hutchings]] - he has a licence from {{LOC|New Zealand}}. The pick-up is at the {{LOC|Dale}} depot, if that matters."),
+    ("q", "We're moving the office to [[A|Suite 410, 1 Rideau Street, Ottawa, ON K1N 8S7, Canada]] on {{DATE|1 September}}. Does the {{PRODUCT|Meraki MX68}} licence follow us?"),
+    ("q", "I got a text from [[T|+44 7700 900 743]] saying my parcel has a {{PRICE|£1.99}} redelivery fee and asking for card details. Is that really {{ORG|Royal Mail}}?"),
+    ("q", "My SSN was typed wrong on the 1099: it shows [[SSN|471-28-3390]] but mine is [[SSN|471-28-3309]]. Name [[P|Latoya Fairchild-Brown]], contractor ID {{ID|VND-22817}}."),
+    ("q", "Hello, my name is [[P|Hamid Rezaei]]. I'd like to cancel the {{PRODUCT|Norton 360}} auto-renewal; it took {{PRICE|$119.99}} from my {{ORG|Discover}} card [[CC|6011 5522 7783 104?]] yesterday."),
+    ("q", "can u resend the invoice to [[E|accounts@kettleandcrumb.example]]?? [[P|fern]] in our office deleted it by mistake lol"),
+    ("q", "Dear Sir/Madam, I am writing on behalf of my mother, Mrs [[P|Adwoa Boateng]], who cannot use the phone. Please send all letters to [[A|Flat 7, Jubilee Court, 88 Coldharbour Lane, London SE5 9PU]] and not to her old address in {{LOC|Peckham}}."),
+    ("q", "Does your {{PRODUCT|Business Saver}} account accept deposits from a {{LOC|Swiss}} account? Mine is [[IBAN|CH?? 0483 5029 1177 4406 2]] at {{ORG|UBS}}."),
+    ("q", "Aloha, I'm [[P|Kalani Akana]]. I booked the {{PRODUCT|Na Pali}} snorkel tour for {{DATE|July 12}} but we'll be four, not three. My cell is [[T|(808) 555-0172]]."),
+    ("q", "I need proof of address for my visa. Can the bank print a letter showing [[A|Rua Padre Chagas 79, apto 1203, Moinhos de Vento, Porto Alegre - RS, 90570-080, Brazil]]? Account holder [[P|Letícia Brandão Moura]]."),
+    ("q", "The {{ORG|HMRC}} app says my National Insurance number [[NINO|HT 90 12 58 A]] doesn't match my name. I changed it from [[P|Rebecca Thorne]] to [[P|Rebecca Achebe-Thorne]] when I married. What do I do?"),
+    ("q", "Can I pay my {{ORG|Transport for London}} penalty fare {{ID|PF 884 1129}} by bank transfer? It was issued at {{LOC|Stratford}} on {{DATE|the 11th}}."),
+    ("q", "ok quick one - does {{WORD|storm}} damage include fences? [[P|Storm]] (my son lol) says the whole back fence at [[A|19 Kaka Street, Raglan 3225]] blew down last night"),
+    ("q", "Bitte schicken Sie die Rechnung an [[A|Postfach 11 03 27, 20403 Hamburg]], z. Hd. Herrn [[P|Falk Vogelsberg]] ({{ORG|Kanzlei Lemke & Partner}})."),
+    ("q", "My broadband installer never came. Appointment {{ID|APT-55120-B}} at [[A|Unit 3, 14 Moray Place, Dunedin 9016]], contact [[P|Hemi Walker]] [[T|+64 3 555 0148]]. Who do I chase?"),
+    ("q", "hey is it normal that the {{PRODUCT|Ring}} doorbell app shows logins from [[IP|203.0.113.19]]? im in {{LOC|Leeds}}, not wherever that is. acct is [[E|mo.farouk92@example.com]]"),
+    ("q", "We're applying for a joint mortgage. Me: [[P|Aleksander Bergstrøm]], born [[DOB|30 Nov 1988]]; my partner [[P|Inés Carrasco]], born [[DOB|7 February 1990]]. Do you need both payslips for the last three months?"),
+    ("q", "Is {{DRUG|amoxicillin}} safe with {{DRUG|warfarin}}? My dad's appointment at the {{ORG|Anticoagulation Clinic}} isn't until {{DATE|next Tuesday}}."),
+    ("q", "I'd like my pension transfer paid to [[IBAN|NL?? RABO 0331 7425 90]] - my Dutch account, now that I live in {{LOC|Utrecht}}. Scheme member {{ID|PN-4410823}}, [[P|Gordon Ketteridge]]."),
+    ("q", "my nan [[P|edna]] cant log into her {{PRODUCT|NHS App}}, her phone is [[T|07700 900 289]] and her dob is [[DOB|2/6/39]] can u help"),
+    ("q", "The {{ORG|Hertz}} desk at {{LOC|Dublin Airport}} charged [[CC|5425 2334 3010 910?]] twice for the same {{PRODUCT|Skoda Octavia}}. Booking is under [[P|Cormac Ó Duinn]]."),
+    ("q", "How long does KYC take? I uploaded my passport and a utility bill for [[A|Flat 5B, 23 Caine Road, Mid-Levels, Hong Kong]] on {{DATE|Monday}} and it still says 'pending'."),
+    ("q", "Hi! Can we move the vaccination for our dog {{WORD|Biscuit}} to {{DATE|Saturday}}? Owner is [[P|Priscila Andrade]], [[T|+1 617 555 0154]]."),
+    ("q", "Where do I send the signed lease? The letting agent said Mr. [[P|Dimitrov]] wants it posted to [[A|ul. Vitosha 15, et. 3, ap. 8, 1000 Sofia, Bulgaria]]."),
+    ("q", "is the {{PRODUCT|PS5 Slim}} back in stock at the {{LOC|Cribbs Causeway}} store? my mate [[P|jonno]] said he saw one"),
+    ("q", "Please close my late husband's account. He was [[P|Harold Pennywhistle]], date of birth [[DOB|12 December 1944]], account {{ID|88201457}}. I have the death certificate."),
+    ("q", "Can I use {{ORG|PayPal}} instead? My card [[CC|3566 0020 2036 058?]] is a {{ORG|JCB}} and your checkout rejects it. - [[P|Sato Haruka]]"),
+    ("q", "Our new hire [[P|Nikhil Varghese]] can't get into {{PRODUCT|Okta}}. His work email is [[E|nikhil.varghese@brightwater-example.io]] and his manager is [[P|Robyn Castellino]]. Start date was {{DATE|Monday}}."),
+    ("q", "Is there a {{PRICE|$25}} fee for replacing an {{ORG|EBT}} card in {{LOC|Ohio}}?"),
+    ("q", "What documents do I need to register my baby? Born [[DOB|14 March 2026]] at {{ORG|St Mary's}}, name [[P|Orla Brennan-Kaye]]. We live at [[A|3 Linnet Close, Swindon SN3 6DZ]]."),
+    ("q", "Good morning, [[P|Rocky]] here from {{ORG|Rocky Mountain Outfitters}}. Our {{ORG|UPS}} account [[E|shipping@rmo-example.com]] isn't getting pickup confirmations."),
+    ("q", "i sent {{PRICE|€600}} to [[IBAN|PT?? 0035 0651 0000 7729 4091 3]] for the apartment in {{LOC|Lagos}} ({{LOC|portugal}} lol not {{LOC|nigeria}}) and the host [[P|Duarte]] says nothing arrived"),
+    ("q", "My husband [[P|Ray Okonedo]] and I want separate logins for the joint account. His email is [[E|ray.okonedo@example.net]] and his mobile [[T|+234 812 555 0419]]."),
+    ("q", "Please can you delete the recording of my call on {{DATE|3 October}}? I read out my card number [[CC|4716 3305 9912 784?]] and the CVV by mistake."),
+    ("q", "Hi, this is Dr. [[P|Anjali Krishnamurthy]] from {{ORG|Eastgate Medical}}. Please fax the MRI report for patient [[P|Tomasz Baran]], DOB [[DOB|1967-08-23]], to our office."),
+    ("q", "Hello, [[P|Wren]] here. I ordered the {{PRODUCT|Wren Feeder Pro}} ({{SKU|GF-WFP-02}}) and got a squirrel baffle instead. Can you ship the right one to [[A|Pinecrest Farm, 2280 Old Stage Road, Floyd, VA 24091]]?"),
+    ("q", "Can our {{PRODUCT|GitLab}} runner at [[IP|198.51.100.87]] be added to your allowlist? Ops contact is [[P|Björk Hallsdóttir]]."),
+    ("q", "I'm a UK contractor. My umbrella company has NI number [[NINO|JX 73 40 26 B]] for me, but my P60 says [[NINO|JX734062B]]. Which one is right? - [[P|Chidi Nwankwo-Lewis]]"),
+    ("q", "What are your opening hours on {{DATE|Boxing Day}} at the {{LOC|Bullring}} branch?"),
+    ("q", "Hi team, could you add [[P|Holly]] and [[P|Glen]] from our {{LOC|Aberdeen}} site to the {{PRODUCT|Teams}} channel? Their emails are [[E|holly.mcrae@northsea-example.co.uk]] and [[E|glen.baird@northsea-example.co.uk]]."),
+    ("q", "yo whats the wifi pw for the 3rd floor meeting rooms, is it still [[KEY|Seagull-Harbour-88]]? asking for [[P|marcus]]"),
+    ("q", "My SSN is [[SSN|503 66 1842]] - is that all you need to reissue my {{ORG|IRS}} identity PIN? Best number is [[T|617-555-0198]]."),
+    ("q", "Does the {{PRODUCT|Honey}} browser extension work with your checkout? My colleague [[P|Honey Castellanos-Pike]] says it applied a {{PRICE|$40}} code."),
+    ("q", "Why did my {{ORG|Monoprix}} delivery go to [[A|8 rue Oberkampf, 75011 Paris]]? I asked for [[A|Bâtiment C, 3e étage, 27 boulevard Voltaire, 75011 Paris, France]]. Commande {{ID|MX-448120}}, au nom de [[P|Yasmine Bouzid]]."),
+    ("q", "pls put the remaining {{PRICE|$212}} for the cabin on my other card [[CC|529014778203316?]] exp {{DATE|09/29}}, the first one maxed out lol. booking {{ID|CBN-4471}} under [[P|deshawna]]"),
+    # ---------------------------------------------------------------- documents: tool results, CRM, letters, logs
+    ('d', 'tool_result get_order(order_id="{{ID|ORD-2026-448120}}"):\n{"status": "delivered", "customer": {"name": "[[P|Marguerite Lindahl]]", "email": "[[E|m.lindahl@example.se]]", "phone": "[[T|+46 8 555 213 44]]"}, "shipping_address": "[[A|Sveavägen 112, lgh 1103, 113 50 Stockholm, Sweden]]", "items": [{"sku": "{{SKU|LMP-ARC-BLK}}", "qty": 1, "price": "{{PRICE|SEK 1 495}}"}], "tracking": "{{TRACK|00340434161094032585}}"}'),
+    ("d", "CRM > Contact\nFull name: [[P|Obiageli Nwachukwu-Pratt]]\nPreferred name: [[P|Obi]]\nMobile: [[T|+234 803 555 0917]]\nWork: [[T|+44 20 7946 0382]]\nEmail: [[E|obi.pratt@example.ng]]\nHome: [[A|14B Bourdillon Road, Ikoyi, Lagos 106104, Nigeria]]\nSegment: {{PRODUCT|Private Banking}}\nRelationship manager: [[P|Giles Hatherley]]\nLast contact: {{DATE|2026-10-30}}"),
+    ("d", "SHIP TO:\n[[P|KATARINA NOVAKOVIĆ]]\n[[A|ILICA 242\n10000 ZAGREB\nCROATIA]]\nTEL [[T|+385 1 555 0193]]\nREF {{ID|HR-9982-33}}   WT {{NUM|2.4}} KG\n{{TRACK|RR448120913HR}}"),
+    ("d", "From: [[P|Beatrice Fontaine-Mills]] <[[E|b.fontaine-mills@example.fr]]>\nSent: {{DATE|Tuesday, 4 November 2026 09:12}}\nSubject: RE: Invoice {{ID|INV-77104}}\n\nHello, the invoice should be addressed to our {{LOC|Lyon}} office, not {{LOC|Paris}}.\n\n> On {{DATE|3 Nov}}, [[P|Kenta Mori]] wrote:\n> Could you confirm the billing entity?\n\nKind regards,\n[[P|Beatrice Fontaine-Mills]]\nHead of Finance, {{ORG|Atelier Lumen SAS}}\n[[A|14 quai Saint-Antoine, 69002 Lyon, France]]\nT. [[T|+33 4 78 55 50 21]] | M. [[T|+33 6 55 50 44 19]]"),
+    ("d", "Call transcript {{ID|CC-20261104-0147}} ({{ORG|Meridian Insurance}})\nAgent: Thanks for calling, you're through to [[P|Shona]]. Can I take your name?\nCaller: Yeah it's [[P|Terrence Blackwood-Ogun]].\nAgent: And the first line of the address?\nCaller: [[A|Flat 2, 31 Hamilton Road, Motherwell ML1 3BY]].\nAgent: And your date of birth?\nCaller: [[DOB|ninth of May, nineteen eighty-two]].\nAgent: Lovely. And a number we can reach you on?\nCaller: [[T|oh seven seven double-oh, nine hundred, three one six]]."),
+    ("d", "WhatsApp export (support line)\n[21:04] [[P|kezia]]: hiya the engineer never came AGAIN\n[21:04] [[P|kezia]]: its [[A|56 ravenscroft rd, beckenham br3 4tr]]\n[21:06] Agent [[P|Dominic]]: Sorry [[P|Kezia]], I can see the {{DATE|8-12}} slot was missed. I've rebooked for {{DATE|tomorrow}} and flagged it as a priority.\n[21:07] [[P|kezia]]: k thx"),
+    ("d", "INVOICE {{ID|INV-2026-0419}}\nFrom: [[P|Mateo Ruiz-Calderón]] (freelance translator)\n[[A|Carrer de Verdi 41, 2n 1a, 08012 Barcelona]]\nTo: {{ORG|Polyglot Media GmbH}}, PO {{ID|PM-PO-5521}}\nAmount: {{PRICE|€1,840.00}}\nPay to: [[IBAN|ES?? 0182 2370 4201 0845 9216]] ({{ORG|BBVA}})\nDue: {{DATE|30 November 2026}}"),
+    ("d", "KYC result (webhook) for applicant {{ID|app_7Hq2LmX9}}\nname_on_document: [[P|Yerlan Abenov]]\ndob: [[DOB|1993-01-28]]\ndocument_type: passport\naddress_check: [[A|Dostyk Ave 97, apt 41, Almaty 050051, Kazakhstan]] - MATCH\nsanctions: clear\nip_at_upload: [[IP|198.51.100.142]]"),
+    ("d", "{{ORG|Northbridge Building Society}}\nMr [[P|Leonard Quartey]]\n[[A|Flat 11\nAlbion Mills\n19 Water Lane\nLeeds\nLS11 5QN]]\n\n{{DATE|7 November 2026}}\n\nDear Mr [[P|Quartey]],\nYour fixed rate ends on {{DATE|31 January 2027}}. If you do nothing, you will move to our {{PRODUCT|Standard Variable Rate}} of {{NUM|7.49}}%."),
+    ("d", "Appointment confirmation\nPatient: [[P|Soraya Benali]]\nDOB: [[DOB|04/07/1979]]\nClinic: {{ORG|Rheumatology Outpatients}}, Block C\nWhen: {{DATE|Thu 20 Nov, 10:40}}\nPlease bring your {{DRUG|methotrexate}} dosing diary. To rearrange, call [[T|0121 496 0927]]."),
+    ("d", "HR case {{ID|HR-2026-311}} - grievance\nRaised by: [[P|Ngozi Adebanjo]] (employee {{ID|44218}})\nAgainst: line manager [[P|Craig Dunmore]]\nWitness: [[P|Fiona]] (reception)\nNI: [[NINO|KA 51 88 03 C]]\nSummary: alleges overtime was refused after she reported the {{PRODUCT|Rota+}} scheduling error. Meeting set for {{DATE|18 Nov}}."),
+    ("d", "Ticket {{ID|IT-88412}} - VPN drops\nUser: [[P|Mehmet Kaya]] <[[E|mehmet.kaya@example.com.tr]]>\nLog:\n2026-11-05T08:14:22Z ovpn[2231]: [[IP|10.40.7.112]] TLS handshake failed (peer [[IP|203.0.113.240]]:1194)\n2026-11-05T08:14:25Z ovpn[2231]: {{VER|OpenVPN 2.6.8}} reconnecting\nLaptop: {{PRODUCT|ThinkPad T14}}, asset {{ID|LT-01942}}"),
+    ("d", "config/settings.py (pasted by [[P|Lior Ben-Haim]] in #backend):\nDATABASES = {'default': {'HOST': '[[IP|10.0.12.5]]', 'USER': 'orders_rw', 'PASSWORD': '[[KEY|v8Rq!2mLxT7zWc]]'},\n}\nSTRIPE_SECRET_KEY = '[[KEY|sk_live_51MzQp7Lk2RtYv9XwB4nC8dE0]]'\nDEBUG = False"),
+    ("d", ".env (from support bundle {{ID|SB-5521}})\nOPENAI_API_KEY=[[KEY|sk-proj-Lm4Tq9Zx2Vw7Rk1Nc8Bp3Hd6Ys0Fe5Gj]]\nANTHROPIC_API_KEY=[[KEY|sk-ant-api03-Qm7Lx2Rt9Vw4Kp8Zn1Yc5Hb3Fd6Js0Ge-AAA]]\nHF_TOKEN=[[KEY|hf_TqLm9Rx2VwK7pZ4nB8cY1dH5sJ3fG6aE0u]]\nLOG_LEVEL=info\nPORT={{NUM|8080}}"),
+    ("d", "celery worker crash ({{DATE|2026-11-06 02:14}}): kombu.exceptions.OperationalError: cannot connect to amqp://jobs:[[KEY|Qx7#pLm2Rt9v]]@[[IP|192.0.2.51]]:5672// - retrying in {{NUM|32}}s"),
+    ("d", "Repro steps from [[P|Anaïs Girard]]:\ncurl -H 'Authorization: Bearer [[KEY|eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1XzQ0MTIiLCJleHAiOjE3NjQ1fQ.Zk2mQx9Lr7Tv4Wn1Bc8Yp3Hd6Fs0Ge]]' https://api.example.com/v3/accounts/{{ID|acct_8812}}\nReturns 500 since {{VER|v3.2.1}}."),
+    ("d", "CI log (job {{ID|#48812}}, {{PRODUCT|GitHub Actions}}):\n+ git clone https://x-access-token:[[KEY|github_pat_11AJ7QZ2Y0kLm9RtX4vW8n_Pq2Zs7Tb3Ud6Wf1Yh9Kc5Ln0Mx4]]@github.com/acme/infra.git\nCloning into 'infra'...\nNote: token printed because set -x was on; reported by [[P|Sunniva Eide]]."),
+    ("d", "terraform.tfvars (PR #2031, flagged by secret scanning)\nslack_bot_token = \"[[KEY|xoxb-7731-40912-Lm2Qx9RtV4wK8pZn]]\"\ndatadog_api_key = \"[[KEY|3f9b2e7c1a8d4f60b5e29c7a1d3f8e42]]\"\nregion = \"{{LOC|eu-west-2}}\"\nowner = \"[[E|platform@acme-example.dev]]\""),
+    ("d", "DM\n[[P|yusuf]]: hey [[P|nadia]] the bot token is [[KEY|7261849305:AAFq2LmT9xVw4Rk8Zn1Yc5Hb3Fd6Js0GeU]] dont share it pls\n[[P|nadia]]: got it, putting it in the vault now"),
+    ("d", "nginx access.log excerpt\n[[IP|198.51.100.201]] - - [{{DATE|05/Nov/2026:10:14:09 +0000}}] \"POST /login HTTP/1.1\" 401 512\n[[IP|198.51.100.201]] - - [{{DATE|05/Nov/2026:10:14:11 +0000}}] \"POST /login HTTP/1.1\" 401 512\n[[IP|2001:db8:4f2a::17]] - - [{{DATE|05/Nov/2026:10:15:40 +0000}}] \"GET /reset?email=[[E|t.hollis@example.org]] HTTP/1.1\" 200 1840"),
+    ("d", "Sentry event {{ID|8f21c9}}: TypeError in checkout {{VER|4.12.0}}\nuser: {id: {{ID|u_55812}}, email: [[E|lin.zhao@example.cn]], ip_address: [[IP|2001:db8:cafe:12::5]]}\nbreadcrumb: card [[CC|4024 0071 4913 552?]] submitted to /pay"),
+    ("d", "Device enrolled ({{PRODUCT|Intune}}): {{PRODUCT|iPhone 16}} serial {{ID|F2LXK9QZ1M}}, user [[P|Oyinkansola Bakare]], phone [[T|+234 809 555 0461]], last IP [[IP|192.0.2.203]]."),
+    ("d", "{{ORG|1Password}} share (expired): 'Router admin' - username admin, password [[KEY|Limpet$Barnacle-61]], shared by [[P|Hugo Marchetti-Vance]] with [[P|Ffion]]."),
+    ("d", "appsettings.Production.json\n\"Storage\": \"DefaultEndpointsProtocol=https;AccountName=acmeinvoices;AccountKey=[[KEY|Xk7pQ2mL9vR4tW8nZ1yB5cH3dF6sJ0gEaUoIiTq7Lw==]];EndpointSuffix=core.windows.net\""),
+    ("d", "Seller dispute {{ID|DSP-40218}} ({{ORG|Etsy}})\nBuyer: [[P|Magnolia Pruitt]], [[A|418 Cypress Bend Rd, Natchez, MS 39120]]\nSeller: [[P|Teodora Ilieva]] ({{ORG|TeoCeramics}})\nItem: hand-thrown mug set, {{PRICE|$86}}, glaze '{{WORD|Magnolia}}'\nBuyer says it arrived broken; seller asks for photos."),
+    ("d", "Patient: {{WORD|Mochi}} (cat, 4y)\nOwner: [[P|Haruka Ishikawa]]\nPhone: [[T|+81 90-5555-0148]]\nAddress: [[A|2-11-4 Nakameguro, Meguro-ku, Tokyo 153-0061]]\nVaccines due {{DATE|12/2026}}."),
+    ("d", "Removal quote {{ID|Q-33018}}\nFrom: [[A|Flat 1, 4 Marine Parade, Dover CT16 1LW]]\nTo: [[A|La Grange, 7 chemin des Vignes, 24220 Saint-Cyprien, France]]\nClients: [[P|Nigel]] and [[P|Pauline Ashbury]]\nVolume: {{NUM|850}} cu ft\nPrice: {{PRICE|£3,940}} incl. crossing"),
+    ("d", "Site survey ({{ORG|SunHarvest Solar}}): [[P|Wilhelmina de Groot]], [[A|Boerderij De Hoeve, Kerkweg 3, 7245 PV Laren (Gld), Nederland]]; roof {{NUM|38}}° south, {{NUM|14}} panels, {{PRODUCT|SolarEdge SE5000H}} inverter. Contact [[T|+31 6 5555 0917]]."),
+    ("d", "Candidate pipeline - {{ID|REQ-1182}} (Data Engineer)\n1. [[P|Olamide Ajayi]] - [[E|olamide.ajayi@example.com]] - [[T|+44 7700 900 907]] - strong {{PRODUCT|Spark}}\n2. [[P|Przemysław Dąbrowski]] - [[E|p.dabrowski@example.pl]] - [[T|+48 512 555 338]]\n3. [[P|Noble Asamoah]] - referred by [[P|Temitope]]; a {{WORD|noble}} effort on the take-home"),
+    ("d", "Background check summary ({{ORG|Sterling}})\nSubject: [[P|Justin Okereke-Walsh]]\nSSN: [[SSN|219-07-5563]]\nDOB: [[DOB|08/15/1991]]\nAddresses (7 yrs): [[A|2210 E Colfax Ave, Apt 5, Denver, CO 80206]]; [[A|PO Box 18821, Boulder, CO 80308]]\nCriminal: none found"),
+    ("d", "Withdrawal review ({{ORG|Kraken}}): user [[E|alexei.volkov@example.com]] requested {{PRICE|0.42 BTC}} to an external wallet from a new IP, [[IP|203.0.113.88]]. Name on account [[P|Alexei Volkov]], DOB [[DOB|17/03/1985]], phone [[T|+357 99 555 014]]. Hold 24 h."),
+    ("d", "{{ORG|Student Loans Company}}\nCustomer reference {{ID|SLC 3318 4402 17}}\nMs [[P|Tegan Maddox]]\n[[A|12 Heol y Nant\nPontypridd\nCF37 4DB]]\nYour repayment threshold for {{DATE|2026/27}} is {{PRICE|£28,470}}."),
+    ("d", "Client intake - Skilled Worker visa\nName: [[P|Rahim Uddin Chowdhury]]\nDOB: [[DOB|21-Jan-1994]]\nCurrent address: [[A|House 44, Road 11, Block F, Banani, Dhaka 1213, Bangladesh]]\nSponsor: {{ORG|Pennine Care NHS Trust}}\nPhone: [[T|+880 1711 555 019]]"),
+    ("d", "Booking confirmation - {{ORG|Hartwell Barn}}\nCouple: [[P|Fern Castlemaine]] & [[P|Idris Vaughan]]\nDate: {{DATE|Saturday 19 June 2027}}\nDeposit {{PRICE|£2,500}} paid by [[CC|5392 7710 4433 218?]]\nTable flowers: {{WORD|fern}} and eucalyptus\nCorrespondence: [[E|fernandidris2027@example.co.uk]]"),
+    ("d", "Ticket transfer log ({{ORG|Dice}})\n{{DATE|02 Nov}} 19:22 [[P|Kofi Ampofo]] -> [[P|Abena]] ({{ID|tkt 55120-A}})\n{{DATE|02 Nov}} 19:40 [[P|Abena]] -> [[E|zola.m@example.co.za]] ({{ID|tkt 55120-A}})"),
+    ("d", "Library overdue notice\n[[P|Eustace Pilkington]], card {{ID|23019004471821}}\n{{PRODUCT|The Overstory}} - due {{DATE|28 Oct}}\nPlease return it to the {{LOC|Hebden Road}} branch or call [[T|01422 555 019]]."),
+    ("d", "PCN appeal {{ID|WM44182093}}\nVehicle LK19 XRT\nAppellant: [[P|Marsha Cunliffe]]\nAddress: [[A|9 Verbena Walk, Northampton NN3 8SL]]\nGrounds: the sign was hidden behind an overgrown {{WORD|holly}} bush on {{DATE|14 October}}."),
+    ("d", "Council tax single person discount review: [[P|Iolanthe Batty]], [[A|27 Weaver Street, Winsford CW7 4AA]]. Another adult, [[P|Shane Corrigan]], has been registered to vote at the address since {{DATE|May 2026}}."),
+    ("d", "SMS log ({{ORG|BrightSmile Dental}})\nTo [[T|07700 900 614]]: Hi [[P|Violet]], your check-up with Dr [[P|Nakamura-Reid]] is on {{DATE|Mon 24 Nov}} at 15:10. Reply C to confirm.\nTo [[T|07700 900 615]]: Hi [[P|Bartek]], your hygienist visit is on {{DATE|Tue 25 Nov}}. Reply C to confirm.\nFrom [[T|07700 900 614]]: C. also can u do the {{WORD|violet}} toothbrush again"),
+    ("d", "Damage report - {{ORG|Sixt}} {{LOC|Munich Airport}}\nRenter: [[P|Yusra Haddadin]]\nLicence country: {{LOC|Jordan}}\nCard on file: [[CC|4263 9826 4026 920?]]\nDamage: scratch on rear bumper, {{PRICE|€340}}\nRenter phone: [[T|+962 79 555 0137]]"),
+    ("d", "Lost item report: rider [[P|Cash Delacourt]] left a {{PRODUCT|Kindle Paperwhite}} in a {{PRODUCT|Toyota Prius}} (driver [[P|Anwar]]). Trip {{ID|TRP-9912-KX}} ended at [[A|1550 Mission St, San Francisco, CA 94103]]. Rider number [[T|(415) 555-0164]]. Return fee {{PRICE|$15}}, to be paid in {{WORD|cash}} to the driver."),
+    ("d", "Berth licence renewal, berth {{ID|P-14}}\nLicensee: [[P|Morwenna Tregear]]\nAddress: [[A|Chy an Mor, Polkerris, Par, Cornwall PL24 2TL]]\nVessel: {{PRODUCT|Westerly Konsort}}\nFee: {{PRICE|£2,184}}\nRefund of last year's overpayment to: [[IBAN|GB?? MIDL 4005 1582 7711 09]]"),
+    ("d", "Funeral arrangement (confidential)\nDeceased: [[P|Archibald Mountjoy]], born [[DOB|3 April 1936]]\nNext of kin: [[P|Hester Mountjoy]] (daughter), [[T|01632 960 715]]\nService at {{ORG|St Bride's}}, {{DATE|Thursday 27 November}}, 11:00"),
+    ("d", "Transfer request {{ID|TR-55201}}\nMember: [[P|Gwilym Pryce]]\nNI: [[NINO|ML 26 47 91 A]]\nDOB: [[DOB|16 Sept 1962]]\nReceiving scheme: {{ORG|Aviva}}\nValue: {{PRICE|£184,220.17}}"),
+    ("d", "payroll_{{DATE|2026-10}}.csv\nemp_id,name,ni,iban\n{{ID|1104}},[[P|Hollie Mbeki]],[[NINO|PE845920B]],[[IBAN|GB??BARC20003512774419]]\n{{ID|1105}},[[P|Stanisław Kowal]],[[NINO|RW176348C]],[[IBAN|GB??NWBK60020144881906]]\n{{ID|1106}},[[P|Dennis Major]],[[NINO|NP310672D]],[[IBAN|GB??HBUK40127633018825]]"),
+    ("d", "Form W-2 (copy B) extract\nEmployee: [[P|Consuela Marrero]]\nSSN: [[SSN|648-20-9917]]\nAddress: [[A|Calle Loíza 3401, Apt 7B, San Juan, PR 00911]]\nWages: {{PRICE|$52,118.40}}"),
+    ("d", "Claim {{ID|AUTO-448120}} first notice of loss\nInsured: [[P|Bobby Ray Tillman]], [[A|Rt. 2 Box 47, Hazard, KY 41701]]\nPhone: [[T|606.555.0123]]\nOther driver: [[P|Crystal Dunaway]] ({{ORG|State Farm}}), [[T|606.555.0181]]\nDamage: front quarter panel, {{PRODUCT|Ford F-150}}; it was icy, not a {{WORD|crystal}} clear night."),
+    ("d", "Kontoauszug {{DATE|10/2026}}\n{{DATE|03.10.}} Gutschrift [[P|Lena Hartkopf]] [[IBAN|DE?? 2107 0020 0912 4471 58]] Miete Okt {{PRICE|850,00 €}}\n{{DATE|05.10.}} Lastschrift {{ORG|Stadtwerke Kassel}} {{PRICE|-112,40 €}}"),
+    ("d", "{{ORG|Banque Populaire}}\nMadame [[P|Sylvie Marchetti-Roux]]\n[[A|Résidence Les Tilleuls, Bât. B, 12 allée des Peupliers, 31400 Toulouse]]\nObjet : clôture du compte [[IBAN|FR?? 3000 4028 3798 7654 3210 943]]\nMadame, nous accusons réception de votre demande du {{DATE|2 novembre}}."),
+    ("d", "Gentile [[P|Alessio Ferrante]], la consegna presso [[A|Via dei Mille 24, int. 6, 80121 Napoli NA]] è prevista per {{DATE|giovedì}}. Per info: [[T|+39 081 555 7732]]. Il rimborso andrà su [[IBAN|IT??Q0306909420100000017843]]."),
+    ("d", "Agent: For security, can you verify the last four of your social?\nCaller: Sure, the whole thing is [[SSN|381-54-2206]].\nAgent: Just the last four is fine, ma'am. And your name?\nCaller: [[P|Loretta Pickens]].\nAgent: Thank you, Mrs. [[P|Pickens]]. I see the {{PRODUCT|Medicare Advantage}} plan starting {{DATE|January 1}}."),
+    ("d", "Intercom chat\n[[P|jaz]]: hiii my accnt got locked after i changed email to [[E|jazmin.r.okafor@example.com]] ??\nBot: Sorry to hear that! A human will be with you shortly.\n[[P|jaz]]: ya and my number [[T|07700900 836]] doesnt get the code either\nAgent [[P|Ted]]: hi [[P|Jazmin]], resetting now"),
+    ("d", "Propane delivery route ({{DATE|Tue}})\n1. [[P|Verna Haskell]] - [[A|4471 County Road 9, Eagle Butte, SD 57625]] - tank {{NUM|500}} gal\n2. [[P|Amos Yoder]] - [[A|PO Box 86, Kidron, OH 44636]] - gate on left, no phone\n3. [[P|Lavern Sixkiller]] - [[A|Route 1 Box 212, Tahlequah, OK 74464]] - [[T|918-555-0133]]"),
+    ("d", "Customer update: [[P|Bronwyn Kealy]] moved from [[A|Unit 12/44 Ocean Street, Bondi NSW 2026]] to [[A|RMB 2240, Yarram VIC 3971]]. New mobile [[T|0491 570 156]], landline [[T|(03) 5550 4821]]."),
+    ("d", "Courier booking {{ID|BLR-7781}}: pickup from [[P|Lakshmi Narayanan]], [[A|Door No. 7-1-621, Flat 302, Sai Enclave, Ameerpet, Hyderabad, Telangana 500016]], mobile [[T|+91 94400 55501]]; deliver to {{ORG|Infosys}} {{LOC|Electronic City}} gate 2."),
+    ("d", "Nurse line callback list\n- [[P|Ebba Sjöberg]], DOB [[DOB|1958-11-03]], HbA1c result, [[T|+46 70 555 18 26]]\n- [[P|Fergus Lennox]] ({{ID|MRN 0042817}}), {{DRUG|apixaban}} dosing query\n- [[P|Ginger]] (parent [[P|Rosheen Tully]]), {{DRUG|Calpol}} dose for a 3-year-old; mum also asked whether {{WORD|ginger}} tea is OK"),
+    ("d", "Ansible inventory (hosts.ini) pasted in ticket {{ID|OPS-1187}}\n[web]\nweb01 ansible_host=[[IP|10.31.8.14]] ansible_user=deploy ansible_password=[[KEY|Tr0ut-Lake-5512]]\nweb02 ansible_host=[[IP|10.31.8.15]] ansible_user=deploy"),
+    ("d", "Bug bounty report {{ID|H1-229104}}: the production bundle main.7f21.js contains const MAPS_KEY = \"[[KEY|AIzaSyB8kW2mQ9xT4vL7pR1nZ5cH3dF6yJ0sGuE]]\"; unrestricted. Reporter: [[P|Padraig Lyons]] ([[E|plyons.sec@example.ie]])."),
+    ('d', 'postman_collection.json (shared by [[E|qa.team@orbit-example.io]])\n{"key": "X-Shopify-Access-Token", "value": "[[KEY|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]]", "type": "text"}'),
+    ("d", "decline_log.csv\ntime,pan,reason\n09:12,[[CC|222300312200338?]],insufficient_funds\n09:14,[[CC|3742 510012 3456?]],do_not_honour\n09:15,[[CC|675964982643802?]],expired_card\n09:17,{{ID|411111******1111}},stolen_card"),
+    ("d", "Parte de entrada de viajeros\nNombre: [[P|Émilie Gagnon]]\nNacionalidad: {{LOC|Canadá}}\nFecha de nacimiento: [[DOB|22/10/1987]]\nDomicilio: [[A|4520 avenue Papineau, app. 3, Montréal (Québec) H2H 1V4, Canada]]\nTarjeta: [[CC|5200 8282 8282 821?]]"),
+    ("d", "Order {{ID|CN-2026-118820}} paid with {{ORG|UnionPay}} [[CC|6221 2612 3456 789?]] by [[P|Zhou Yiming]]; ship to [[A|Room 1602, Building 3, 500 Zhangyang Road, Pudong New District, Shanghai 200120, China]], tel [[T|+86 21 5555 0178]]."),
+    ("d", "Corporate card reconciliation ({{DATE|Oct}}): [[P|Ravindra Sampath]] - Diners [[CC|3056 930902 590?]] - {{PRICE|LKR 48,200}} at {{ORG|Cinnamon Grand}} {{LOC|Colombo}}; receipt missing."),
+    ("d", "Benefits enrolment\nEmployee: [[P|Keiko Reyes-Tanaka]]\nDependent: [[P|Maddox Reyes-Tanaka]], SSN [[SSN|755-13-4408]], DOB [[DOB|06/30/2017]]\nPlan: {{PRODUCT|PPO Gold}} family tier, {{PRICE|$412.80}}/month"),
+    ("d", "benefits_census.csv\nemployee,ssn,dob,zip\n[[P|Tyrell Gaines]],[[SSN|536281947]],[[DOB|1990-02-14]],{{NUM|30310}}\n[[P|Wendy Lao]],[[SSN|094-62-7731]],[[DOB|1985-09-09]],{{NUM|94112}}"),
+    ("d", "Right-to-work check\nName: [[P|Aurelia Constantin]]\nNI number: [[NINO|SH 60 29 35 A]]\nDOB: [[DOB|11.12.1996]]\nUK address: [[A|Room 4, 17 Stanmore Road, Birmingham B16 9TA]]"),
+    ("d", "Tenancy reference request\nTenant: [[P|Mustafa Yilmazer]]\nCurrent landlord: [[P|Gail Pennock]], [[T|0113 496 0418]], [[E|gail.pennock@example.co.uk]]\nProperty: [[A|Apartment 6, Canal Wharf, 12 Whitehall Road, Leeds LS12 1AP]]\nRent {{PRICE|£975}} pcm; arrears: none"),
+    ("d", "Safeguarding referral (school)\nPupil: [[P|Kayden Marsh]], Year 6, DOB [[DOB|2015-05-02]]\nParent/carer: [[P|Stacey Marsh]], [[T|07700 900 389]]\nConcern raised by: Mrs [[P|Okonjo-Bright]] (class teacher)\nThe family have moved from the {{LOC|Fenland}} {{WORD|marsh}} cottages into temporary housing."),
+    ("d", "Order lookup (tool): {'order': '{{ID|W-5520178}}', 'name': '[[P|Siddiq Faizi]]', 'addr': '[[A|Kabulstraße 4, 1. Stock, 4020 Linz, Österreich]]', 'tel': '[[T|+43 732 555 184]]', 'pay': 'SEPA [[IBAN|AT?? 1904 3002 3457 3201]]', 'total': '{{PRICE|€212,90}}'}"),
+    ("d", "Customer 360 (read-only)\nname ........ [[P|Thandeka Mthembu]]\nid number ... (withheld)\nemail ....... [[E|thandeka.m@example.co.za]]\ncell ........ [[T|+27 72 555 0163]]\naddress ..... [[A|14 Jacaranda Lane, Waterkloof Ridge, Pretoria 0181, South Africa]]\nproducts .... {{PRODUCT|Gold Cheque}}, {{PRODUCT|Home Loan}}\nlast login .. [[IP|198.51.100.59]]"),
+    ("d", "Mail merge source (row 12)\nSalutation: Dr\nFirst: [[P|Ahanu]]\nLast: [[P|Whitecloud]]\nStreet: [[A|General Delivery, Browning, MT 59417]]\nNotes: collects mail at the post office; no street delivery"),
+    ("d", "Re: your complaint {{ID|CMP-99120}}\nDear Ms [[P|Lark]],\nThank you for writing to us about the {{WORD|lark}}-themed nursery set. We have refunded {{PRICE|£64.00}} to your card ending {{NUM|4471}}.\nYours sincerely,\n[[P|Rupert Haines]]\nCustomer Relations, {{ORG|Bramble & Co}}"),
+    ("d", "Appointment reminder ({{ORG|Clínica Dental Sonrisa}}): [[P|Ximena Paredes Lucero]], {{DATE|martes 25}} a las 17:30. Si necesita cambiar la cita, llame al [[T|+52 33 5555 0194]] o escriba a [[E|citas@sonrisa-example.mx]]."),
+    ("d", "Zendesk macro output (sent)\nHi [[P|Misty]],\nI've updated the delivery address on {{ID|#88213}} to [[A|PO Box 1123, Alice Springs NT 0871, Australia]]. The {{ORG|Australia Post}} parcel locker you mentioned only takes items under {{NUM|22}} kg.\nCheers, [[P|Brodie]]"),
+    ("d", "Call note: spoke to [[P|Frost]] (Mr [[P|Alan Frost]]) re boiler cover. He says the {{WORD|frost}} protection setting was off when the pipes burst at [[A|Keeper's Cottage, Low Row, Richmond, North Yorkshire DL11 6NE]]. Callback [[T|01748 555 207]]."),
+    ("d", "Support email\nFrom: [[E|bliss.okwu@example.com]]\nHi, [[P|Bliss]] here - the {{PRODUCT|Serenity}} meditation subscription renewed at {{PRICE|£59.99}} even though I cancelled on {{DATE|the 1st}}. Card [[CC|4917 4845 8989 710?]].\nSent from my iPhone"),
+    ("d", "Swedish tax agency letter (scan, OCR)\n{{ORG|Skatteverket}}\n[[P|Nils-Erik Holmström]]\n[[A|Storgatan 8 B lgh 1201\n972 38 Luleå]]\nPersonnummer: (redacted)\nÅterbetalning: {{PRICE|3 412 kr}} till konto [[IBAN|SE?? 6000 0000 0004 2851 7739]]"),
+    ("d", "Access review ({{DATE|Q3}}): [[P|Viktor Hrabal]] still has admin on prod; last login from [[IP|192.0.2.77]] on {{DATE|2 Sep}}. His {{ORG|AWS}} secret access key [[KEY|9dR2kLm7Qx4TvW8nZ1yB5cH3pF6sJ0gEaUoIiT7e]] was found in a notebook on the shared drive."),
+    ("d", "Pharmacy delivery slip\n[[P|Agnes McGillivray]]\n[[A|Nethertown, Fair Isle, Shetland ZE2 9JU]]\n{{DRUG|Lisinopril}} 10 mg x 28\nLeave in the porch. Phone [[T|01595 555 403]] if no answer.\nDriver: [[P|Calum Morrison]]"),
+    ("d", "Hotel pre-authorisation slip\nGuest: [[P|Aurelio Bianchessi]]\nCard: [[CC|4485-3021-7769-011?]] (Visa)\nAmount held: {{PRICE|CHF 300.00}}\nRoom {{NUM|512}}, {{DATE|21-23 Nov}}\nHome address: [[A|Via Nassa 5, 6900 Lugano, Svizzera]]"),
+    # ---------------------------------------------------------------- answers
+    ("a", "Thanks, [[P|Ottoline]]. The parcel was already delivered to the old flat, so I've opened a retrieval request with {{ORG|Evri}} and ordered a replacement to [[A|46 Benwell Grove, Newcastle upon Tyne NE4 8AP]]. You should see a new tracking number by {{DATE|tomorrow}}."),
+    ("a", "The transfer to [[IBAN|LT?? 3250 0774 1928 3364]] was returned because the beneficiary name didn't match the account. Please ask Mr [[P|Jankauskas]] for the exact name his bank holds and resend."),
+    ("a", "We have a slot with Dr [[P|Ferreira da Costa]] on {{DATE|Wednesday 19 November}} at 15:20 for [[P|Poppy]]. I've sent the confirmation to the number on the family record."),
+    ("a", "Yes, {{PRODUCT|Sage 50}} licences can be reassigned. Once [[P|Sage]] has added a new administrator, she can remove [[E|sage.whitford@example.co.uk]] from the subscription herself."),
+    ("a", "Same-day {{ORG|CHAPS}} payments must be submitted by 15:30. For {{PRICE|£14,200}} you'll also need to approve the payment in the app, so please allow a few minutes."),
+    ("a", "I've blocked the card ending {{NUM|9033}} and raised a dispute for the {{ORG|Bolt}} charge. A new card will reach you in 3-5 working days, [[P|Grace-Anne]]."),
+    ("a", "Done: your emergency contact is now [[P|Tobias Lindqvist-Ahl]] on [[T|+46 73 555 02 19]]. The change shows on your profile within an hour."),
+    ("a", "I've added Mr [[P|Hutchings]] as a second driver on {{ID|RA-77310-SE}}. Drivers with a licence from {{LOC|New Zealand}} need to show it with their passport at pick-up; there's no extra fee."),
+    ("a", "That message didn't come from {{ORG|Royal Mail}} - please don't reply or click the link. You can report the number [[T|+44 7700 900 743]] by forwarding the text to 7726."),
+    ("a", "Thanks, [[P|Latoya]]. We'll issue a corrected 1099 with [[SSN|471-28-3309]] within ten business days; the incorrect copy will be voided with the {{ORG|IRS}}."),
+    ("a", "Auto-renewal for {{PRODUCT|Norton 360}} is off and the {{PRICE|$119.99}} refund is on its way to the card ending {{NUM|1040}}. Mr [[P|Rezaei]], you'll get a confirmation e-mail shortly."),
+    ("a", "I've updated the correspondence address for Mrs [[P|Boateng]] to [[A|Flat 7, Jubilee Court, 88 Coldharbour Lane, London SE5 9PU]]. We'll also note that she prefers letters to phone calls."),
+    ("a", "Yes - transfers in from [[IBAN|CH?? 0483 5029 1177 4406 2]] are accepted; they arrive as SWIFT payments, so allow two working days and a possible {{PRICE|£5}} receiving fee."),
+    ("a", "You're booked for four on the {{PRODUCT|Na Pali}} tour on {{DATE|July 12}}, [[P|Kalani]]. The extra seat is {{PRICE|$149}}; we'll text [[T|(808) 555-0172]] the day before with the check-in time."),
+    ("a", "Please ask {{ORG|HMRC}} to update your name; once their record shows [[P|Rebecca Achebe-Thorne]] against [[NINO|HT 90 12 58 A]], the app will match. It usually takes about two weeks."),
+    ("a", "Fences are covered for {{WORD|storm}} damage if the wind speed reached 55 mph. I've opened claim {{ID|HC-771204}} for [[A|19 Kaka Street, Raglan 3225]]; an assessor will call you."),
+    ("a", "The logins from [[IP|203.0.113.19]] look suspicious, so I've signed out every session on [[E|mo.farouk92@example.com]] and asked you to reset the password. Please turn on two-step verification too."),
+    ("a", "Yes, we need three months of payslips from both of you, [[P|Aleksander]] and [[P|Inés]], plus the last {{NUM|12}} months of bank statements."),
+    ("a", "The scheme has recorded [[IBAN|NL?? RABO 0331 7425 90]] for member {{ID|PN-4410823}}. International transfers are paid on the {{DATE|25th}} of each month."),
+    ("a", "I can't reset the {{PRODUCT|NHS App}} for you, but [[P|Edna]] can get help from her GP surgery, who can verify her in person. It may help to bring photo ID."),
+    ("a", "Sorry about the double charge, Mr [[P|Ó Duinn]]. I've reversed the second authorisation on the card ending {{NUM|9101}}; it will drop off within five days."),
+    ("a", "KYC checks take up to {{NUM|48}} hours. Your proof of address for [[A|Flat 5B, 23 Caine Road, Mid-Levels, Hong Kong]] was accepted this morning; only the selfie check is still pending."),
+    ("a", "Your lease should go to Mr [[P|Dimitrov]] at [[A|ul. Vitosha 15, et. 3, ap. 8, 1000 Sofia, Bulgaria]]. Please send it by tracked post and keep a scan."),
+    ("a", "We're very sorry for your loss. We've closed account {{ID|88201457}} for [[P|Harold Pennywhistle]]; the remaining balance of {{PRICE|£1,204.55}} will be paid to the estate once probate is granted."),
+    ("a", "Hi [[P|Nikhil]] - your {{PRODUCT|Okta}} account is active now. [[P|Robyn]] will get a notice to approve your app access."),
+    ("a", "Congratulations! Registration for [[P|Orla]] can be done at the register office; bring proof of address for [[A|3 Linnet Close, Swindon SN3 6DZ]] and the hospital's birth notification."),
+    ("a", "The {{ORG|UPS}} notifications were going to spam. [[E|shipping@rmo-example.com]] is now whitelisted, [[P|Rocky]]; the next pickup confirmation should arrive normally."),
+    ("a", "We've found the payment: the {{PRICE|€600}} to [[IBAN|PT?? 0035 0651 0000 7729 4091 3]] arrived on {{DATE|Tuesday}}. You can forward this confirmation to [[P|Duarte]]."),
+    ("a", "Separate logins are set up. [[P|Ray]] will receive an invite at [[E|ray.okonedo@example.net]]; the one-time code goes to [[T|+234 812 555 0419]]."),
+    ("a", "The report for [[P|Tomasz Baran]] (DOB [[DOB|1967-08-23]]) has been faxed to {{ORG|Eastgate Medical}}, Dr [[P|Krishnamurthy]]."),
+    ("a", "Apologies, [[P|Wren]]! A {{PRODUCT|Wren Feeder Pro}} is on its way to [[A|Pinecrest Farm, 2280 Old Stage Road, Floyd, VA 24091]]; keep the baffle, no need to return it."),
+    ("a", "[[NINO|JX 73 40 26 B]] is the right one; [[NINO|JX734062B]] has two digits swapped. Please ask your umbrella company to reissue the P60, [[P|Chidi]]."),
+    ("a", "I've added [[P|Holly McRae]] and [[P|Glen Baird]] to the {{PRODUCT|Teams}} channel. They'll see it the next time they sign in."),
+    ("a", "Please don't share Wi-Fi passwords in chat. The meeting-room network now uses badge sign-in, and the old password has been changed."),
+    ("a", "Your refund of {{PRICE|€48.20}} is on its way, [[P|Yasmine]]. The courier has [[A|Bâtiment C, 3e étage, 27 boulevard Voltaire, 75011 Paris, France]] on file for future orders."),
+]
+
+
 def iban_check(iban_no_spaces: str) -> str:
     """The two check digits for an IBAN whose check digits are '??'."""
     s = iban_no_spaces[4:] + iban_no_spaces[:2] + "00"
@@ -1487,7 +1665,7 @@ def check(rid: str, text: str, entities: list[dict], negatives: list[dict]) -> N
 
 def main() -> int:
     rows = []
-    records = [("dev", role, markup) for role, markup in RECORDS + SECOND_RECORDS] + \
+    records = [("dev", role, markup) for role, markup in RECORDS + SECOND_RECORDS + THIRD_RECORDS] + \
               [("test", role, markup) for role, markup in TEST_RECORDS]
     for i, (split, role, markup) in enumerate(records, 1):
         rid = f"pii-{i:03d}"
@@ -1495,8 +1673,8 @@ def main() -> int:
         check(rid, text, entities, negatives)
         rows.append({"id": rid, "split": split, "role": ROLES[role], "text": text,
                      "entities": entities, "negatives": negatives})
-    n_dev = len(RECORDS) + len(SECOND_RECORDS)
-    assert rows[n_dev]["id"] == "pii-327", "the test split must start at pii-327"
+    n_dev = len(RECORDS) + len(SECOND_RECORDS) + len(THIRD_RECORDS)
+    assert rows[n_dev]["id"] == "pii-497", "the test split must start at pii-497"
     dev_values = {e["text"] for r in rows[:n_dev] for e in r["entities"]}
     for r in rows[n_dev:]:
         for e in r["entities"]:
