@@ -73,16 +73,21 @@ _SECRETS = [
     re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
     re.compile(r"\bSG\.[\w-]{10,}\.[\w-]{10,}"),
     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),
-    re.compile(r"\b(?:npm_|glpat-|hf_|whsec_|shpat_|sq0atp-|pypi-|ya29\.)[\w-]{16,}"),
+    re.compile(r"\b(?:npm_|glpat-|hf_|whsec_|shpat_|sq0atp-|pypi-|ya29\.|dckr_pat_|key-|"
+               r"xapp-|EAAC|AC[0-9a-f]{32}|SK[0-9a-f]{32})[\w-]{16,}"),
     re.compile(r"hooks\.slack\.com/services/(?P<value>[\w/]{20,})"),
     re.compile(r"(?i)\bbearer[ _:]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"),
-    re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:(?P<value>[^\s@/]{3,})@"),  # URL credentials
-    # password=..., DB_PASSWORD=..., "the wifi password for the site is ...": a value with a
-    # digit or a symbol
-    re.compile(r"(?i)(?:\b|_)(?:password|passwd|pwd|passcode|passphrase|secret|api[_ -]?key|"
-               r"token)[\w-]*(?:\s+(?:for|of|to)\s[^\n.:=]{1,40}?)?(?:\s+(?:is|was))?\s*[=:]?\s*"
-               r"[\"'`]?(?P<value>(?=[^\s\"'`,;]*[\d_!@#$%^&*+=/-])[^\s\"'`,;]{6,}?)"
-               r"(?=[.;]?(?:[\s\"'`,;]|$))"),
+    # URL credentials: postgres://app:PASSWORD@host, redis://:PASSWORD@host
+    re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:(?P<value>[^\s@/]{3,})@"),
+    # DB_PASSWORD=..., MAILGUN_KEY: ...: a configuration variable named for a secret
+    re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*?_?(?:KEY|TOKEN|SECRET|PASS|PASSWORD|PASSWD|PWD|"
+               r"CREDENTIALS?)\s*[=:]\s*[\"'`]?(?P<value>[^\s\"'`,;]{6,})"),
+    # "password=...", "the wifi password for the site is ...", "auth token in a comment: ...":
+    # a value with a digit or a symbol, not an e-mail address
+    re.compile(r"(?i)(?:\b|_)(?:password|passwd|pwd|pw|passcode|passphrase|secret|api[_ -]?key|"
+               r"token)[\w-]*(?:(?:\s[^\n=:]{1,40}?)?(?:\s+(?:is|was)\b|\s*[=:])|\s)\s*"
+               r"[\"'`]?(?P<value>(?![^\s]*@[^\s]*\.)(?=[^\s\"'`,;]*[\d_!@#$%^&*+=/-])"
+               r"[^\s\"'`,;]{6,}?)(?=[.;]?(?:[\s\"'`,;]|$))"),
 ]
 
 _EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
@@ -106,52 +111,60 @@ _STREET_WORDS = (
     r"Row|Mews|Grove|Hill|Walk|Trail|Park|Parade|Esplanade|Quay|Wharf|Green|Rise|View|Vale|"
     r"Marg|Nagar|Path|Loop|Alley|Plaza|Broadway|Cross|Main|Soi|Caddesi|Cad\.|Sokak|Sk\.|"
     r"Bulvarı|Blv\.|Mahallesi|Mah\.)")
-_LETTER = r"A-Za-zÀ-ÖØ-öø-ÿĀ-ž"
-_WORD = rf"[A-ZÀ-ÖØ-ÞĀ-Ž][{_LETTER}'’-]*(?:/[{_LETTER}]+)?(?<!['’]s)(?![\w'’])"  # no digits
-_PLACE = (rf"(?:(?:Co|St|Mt|Ft|Pt|Col|Sta)\.\s)?{_WORD}"  # Co. Kildare, Col. Roma
-          rf"(?:[ -](?:{_WORD}|of|de|la|le|on|upon|am|an|der|del|na|do|da|dos|das|du)){{0,3}}"
-          r"(?:\s[-–]\s[A-Z]{2}\b)?")  # São Paulo - SP
+_LETTER = r"A-Za-zÀ-ÖØ-öø-ÿĀ-ɏḀ-ỿ"  # Latin, with Extended-A and -B and Vietnamese
+_WORD = rf"[A-ZÀ-ÖØ-ÞĀ-ɏḀ-ỿ][{_LETTER}'’-]*(?:/[{_LETTER}]+)?(?![\w'’])"  # no digits
+_PLACE = (rf"(?:(?:Co|St|Mt|Ft|Pt|Col|Sta)\.[ \t])?{_WORD}"  # Co. Kildare, Col. Roma
+          rf"(?:[ -](?:{_WORD}|of|de|la|le|on|upon|am|an|der|del|na|do|da|dos|das|du)){{0,4}}"
+          r"(?:[ \t][-–][ \t][A-Z]{2}\b)?(?<!['’]s)")  # São Paulo - SP; not "Kenji's"
 _NUMBER = r"\d{1,6}[A-Za-z]?(?:[-–/]\d{1,5}[A-Za-z]?)?"
-_POSTCODE = (r"(?:[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d|"  # UK, Canada
-             r"[AC-FHKNPRTV-Y]\d[\dW]\s?[AC-FHKNPRTV-Y\d]{4}|"  # Ireland's Eircode
-             r"(?:[A-Z]{2}|NSW|VIC|QLD|TAS|ACT|CDMX)\s+\d{4,5}(?:-\d{4})?|"  # US, Australia
-             r"\d{4}\s?[A-Z]{2}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3}|"  # NL BR PT JP PL
-             r"\d{3}\s\d{2}|\d{3}\s?\d{3}|\d{4,6})(?![\w-])")  # SE/GR, India, ...
+_POSTCODE = (r"(?:[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}|[A-Z]\d[A-Z][ \t]?\d[A-Z]\d|"  # UK, Canada
+             r"[AC-FHKNPRTV-Y]\d[\dW][ \t]?[AC-FHKNPRTV-Y\d]{4}|"  # Ireland's Eircode
+             r"(?:[A-Z]{2}|NSW|VIC|QLD|TAS|ACT|CDMX)[ \t]+\d{4,5}(?:-\d{4})?|"  # US, Australia
+             r"\d{4}[ \t]?[A-Z]{2}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3}|"  # NL BR PT JP PL
+             r"[A-Z]\d{4}[A-Z]{3}|"  # Argentina
+             r"\d{3}[ \t]\d{2}|\d{3}[ \t]?\d{3}|\d{4,6})(?![\w-])")  # SE/GR, India, ...
 _STRONG = re.compile("|".join(f"(?:{a})" for a in [
     # 221B Baker Street · 1600 Pennsylvania Ave NW · 12 MG Road · 1208 W Maple St
-    rf"\b{_NUMBER},?\s+(?:[NSEW]\.?\s+)?(?:(?:{_WORD}|[a-z]{{1,3}}|\d+(?:st|nd|rd|th))\s+){{0,4}}"
-    rf"{_STREET_WORDS}(?!\w)\.?(?:\s+(?:NW|NE|SW|SE|N|S|E|W)\b)?",
+    rf"\b{_NUMBER},?[ \t]+(?:[NSEW]\.?[ \t]+)?(?:(?:{_WORD}|[a-z]{{1,3}}|\d+(?:st|nd|rd|th))[ \t]+){{0,4}}"
+    rf"{_STREET_WORDS}(?!\w)\.?(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b)?",
     # Bağdat Caddesi No: 145 · Sukhumvit Soi 39
-    rf"\b{_WORD}(?:\s{_WORD}){{0,2}}\s{_STREET_WORDS}(?:\s+No\s?:?)?\s+{_NUMBER}\b"
-    r"(?:\s+(?:D|Daire|Kat)\s?:?\s?\d{1,4}\b)?",
+    rf"\b{_WORD}(?:[ \t]{_WORD}){{0,2}}[ \t]{_STREET_WORDS}(?:[ \t]+No[ \t]?:?)?[ \t]+{_NUMBER}\b"
+    r"(?:[ \t]+(?:D|Daire|Kat)[ \t]?:?[ \t]?\d{1,4}\b)?",
     # Hauptstraße 5 · Keizersgracht 123 · Drottninggatan 12 · Teheran-ro 8-gil
     r"\b[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|gracht|"
-    r"laan|straat|vej|gade|gatan|gata|veien|-ro|-gil|-daero)\s+\d{1,5}[a-z-]*\b",
-    r"\b\d{1,5}\s+[A-Z][a-z]+-(?:ro|gil|daero)(?:\s+\d{1,3}-gil)?\b",  # 45 Teheran-ro 8-gil
-    r"\b\d{1,4}(?:/\d{1,4})?\s+Moo\s+\d{1,3}\b",  # 99/12 Moo 4 (Thailand)
+    r"laan|straat|vej|gade|gatan|gata|veien|-ro|-gil|-daero)[ \t]+\d{1,5}[a-z-]*\b",
+    r"\b\d{1,5}[ \t]+[A-Z][a-z]+-(?:ro|gil|daero)(?:[ \t]+\d{1,3}-gil)?\b",  # 45 Teheran-ro 8-gil
+    r"\b\d{1,4}(?:/\d{1,4})?[ \t]+Moo[ \t]+\d{1,3}\b",  # 99/12 Moo 4 (Thailand)
     # 12 rue de la Paix · Calle Mayor 14 · Via Roma 12 · ul. Długa 12/4 · vul. Khreshchatyk 22
-    r"(?:\b\d{1,4}(?:\s?(?:bis|ter))?,?\s+)?\b(?:rue|avenue|boulevard|bd|chemin|allée|impasse|"
+    r"(?:\b\d{1,4}(?:[ \t]?(?:bis|ter))?,?[ \t]+)?\b(?:rue|avenue|boulevard|bd|chemin|allée|impasse|"
     r"quai|Rue|Avenue|Boulevard|Calle|C/|Avenida|Av\.|Paseo|Carrer|Via|Viale|Piazza|Corso|Rua|"
-    r"Travessa|Alameda|Largo|ul\.|al\.|vul\.|ulitsa|ул\.)\s+"
-    r"(?:(?:de|del|de la|des|du|d'|dei|della|di|da|do|dos|das)\s*)?"
-    rf"{_WORD}(?:\s+(?:{_WORD}|de|da|do|dos|das)){{0,4}}"
-    r"(?:,?\s+\d{1,5}[a-z]?(?:/\d{1,4})?\b(?!\s+[A-Z]))?",  # a number, not a postcode
+    r"Travessa|Alameda|Largo|ul\.|al\.|vul\.|ulitsa|ул\.|Str\.|Strada|Jalan|Jln\.?|Lorong|"
+    r"Thanon)[ \t]+"
+    r"(?:(?:de|del|de la|des|du|d'|dei|della|di|da|do|dos|das)[ \t]*)?"
+    rf"{_WORD}(?:[ \t]+(?:{_WORD}|de|da|do|dos|das)){{0,4}}"
+    r"(?:,?[ \t]+\d{1,5}[a-z]?(?:/\d{1,4})?\b(?![ \t]+[A-Z]))?",  # a number, not a postcode
     # 1-2-3 Jingumae, Shibuya-ku · 302-dong 1504-ho
-    r"\b\d{1,4}-\d{1,4}(?:-\d{1,4})?\s+[A-Z][\w-]*,\s*[A-Z][a-z]+-(?:ku|shi|cho|machi|gun)\b",
-    r"\b\d{1,4}-dong\s+\d{1,4}-ho\b",
+    r"\b\d{1,4}-\d{1,4}(?:-\d{1,4})?[ \t]+[A-Z][\w-]*,[ \t]*[A-Z][a-z]+-(?:ku|shi|cho|machi|gun)\b",
+    r"\b\d{1,4}-dong[ \t]+\d{1,4}-ho\b",
+    # Rt. 2 Box 47 · Route 1 Box 212 · General Delivery (rural US)
+    r"\b(?:Rt\.?|Route|RR|Rural Route|HC)[ \t]*\d{1,3},?[ \t]+Box[ \t]+\d{1,5}\b",
     # PO Box 1234 · P.O. Box 77 · Postboks 6004 · Sector 62 (India)
-    r"\b(?:P\.?\s?O\.?\s?Box|Post Office Box|Postfach|Postboks|Box|Apartado|Caixa Postal|"
-    r"Sector)\s+\d{1,6}(?:[\s-]\d{2,5})*\b",
+    r"\b(?:P\.?[ \t]?O\.?[ \t]?Box|Post Office Box|Postfach|Postboks|Box|Apartado|Caixa Postal|BP|"
+    r"Rural Route|RR|Sector)[ \t]+\d{1,6}(?:[ \t-]\d{2,5})*\b",
     # A town with its full postcode: Leeds LS6 2AB · Austin, TX 78701 · Hyderabad 500034
-    rf"{_PLACE},?\s+(?:[A-Z]{{1,2}}\d[A-Z\d]?\s?\d[A-Z]{{2}}|[A-Z]\d[A-Z]\s?\d[A-Z]\d|"
-    rf"[AC-FHKNPRTV-Y]\d[\dW]\s?[AC-FHKNPRTV-Y\d]{{4}}|"
-    rf"[A-Z]{{2}}\s+\d{{5}}(?:-\d{{4}})?|\d{{6}}|\d{{3}}-\d{{4}})(?![\w-])",
+    rf"{_PLACE},?[ \t]+(?:[A-Z]{{1,2}}\d[A-Z\d]?[ \t]?\d[A-Z]{{2}}|[A-Z]\d[A-Z][ \t]?\d[A-Z]\d|"
+    rf"[AC-FHKNPRTV-Y]\d[\dW][ \t]?[AC-FHKNPRTV-Y\d]{{4}}|"
+    rf"[A-Z]{{2}}[ \t]+\d{{5}}(?:-\d{{4}})?|\d{{6}}|\d{{3}}-\d{{4}})(?![\w-])",
     # 10115 Berlin · 80-831 Gdańsk · 1016 GV Amsterdam · 111 21 Stockholm, after a comma
-    rf"(?<=,\s)(?:\d{{4}}\s?[A-Z]{{2}}(?=\s)|\d{{4,5}}|\d{{2}}-\d{{3}}|\d{{3}}\s\d{{2}}|"
-    rf"\d{{4}}-\d{{3}})\s+{_WORD}",
+    rf"(?<=,[ \t])(?:\d{{4}}[ \t]?[A-Z]{{2}}(?=[ \t])|\d{{4,5}}|\d{{2}}-\d{{3}}|\d{{3}}[ \t]\d{{2}}|"
+    rf"\d{{4}}-\d{{3}})[ \t]+{_WORD}",
 ]))
 # A name and a house number at the end of a part: Storgata 15B, · Ermou 48, · Oudegracht 158-bis,
-_WEAK = re.compile(rf"\b{_WORD}(?:\s{_WORD}){{0,2}}\s\d{{1,4}}[A-Za-z]?(?:-\w+)?(?=,)")
+_WEAK = re.compile(
+    rf"\b{_WORD}(?:[ \t]{_WORD}){{0,2}}[ \t]\d{{1,4}}[A-Za-z]?(?:-\w+)?(?=,|[ \t]*\n)|"
+    # a line that is a number and a street's name: 12 Heol y Nant
+    rf"(?m:^[ \t]*\d{{1,5}}[A-Za-z]?[ \t]+{_WORD}(?:[ \t](?:{_WORD}|[a-z]{{1,3}})){{0,4}}"
+    r"(?=[ \t]*\n))")
 _COUNTRIES = frozenset([
     "UK", "United Kingdom", "England", "Scotland", "Wales", "Northern Ireland", "Ireland", "USA",
     "US", "United States", "Canada", "Mexico", "Brazil", "Argentina", "Chile", "Colombia", "Peru",
@@ -162,23 +175,54 @@ _COUNTRIES = frozenset([
     "Sri Lanka", "Nepal", "China", "Hong Kong", "Taiwan", "Japan", "South Korea", "Korea",
     "Thailand", "Vietnam", "Viet Nam", "Malaysia", "Singapore", "Indonesia", "Philippines",
     "Australia", "New Zealand", "UAE", "United Arab Emirates", "Saudi Arabia", "Qatar", "Jordan",
-    "Lebanon", "Iran"])
+    "Lebanon", "Iran", "Iraq", "Kuwait", "Bahrain", "Oman", "Romania", "Bulgaria", "Serbia",
+    "Croatia", "Slovenia", "Slovakia", "Estonia", "Latvia", "Lithuania", "Luxembourg", "Cyprus",
+    "Malta", "Russia", "Belarus", "Moldova", "Georgia", "Armenia", "Kazakhstan", "Uzbekistan",
+    "Mongolia", "Cambodia", "Laos", "Myanmar", "Tunisia", "Algeria", "Senegal", "Mali",
+    "Burkina Faso", "Côte d'Ivoire", "Ivory Coast", "Cameroon", "Ethiopia", "Tanzania", "Uganda",
+    "Rwanda", "Zimbabwe", "Zambia", "Botswana", "Namibia", "Mozambique", "Angola", "Ecuador",
+    "Bolivia", "Paraguay", "Uruguay", "Venezuela", "Costa Rica", "Panama", "Guatemala",
+    "Dominican Republic", "Jamaica", "Puerto Rico", "Trinidad and Tobago", "Fiji",
+    # as the countries write themselves
+    "Deutschland", "Österreich", "Schweiz", "Suisse", "Svizzera", "Nederland", "België",
+    "Belgique", "España", "Italia", "Polska", "Sverige", "Norge", "Danmark", "Suomi", "Éire",
+    "Česko", "Magyarország", "Hrvatska", "Srbija", "Ελλάδα", "Brasil", "México", "Perú",
+    "Türkiye", "Россия", "Україна", "Nippon", "Zhongguo"])
+_COUNTRIES_FOLDED = frozenset(c.casefold() for c in _COUNTRIES)
+_COUNTRY = re.compile(r"(?:,[ \t]*|[ \t]*\n[ \t]*)(?:" + "|".join(
+    re.escape(c) for c in sorted(_COUNTRIES, key=len, reverse=True)) + r")(?!\w)",
+    re.IGNORECASE)
 # One comma-separated part of an address, whole.
 _PART = re.compile(
-    rf"(?:(?:No|Nr|Nº)\.?\s?\d[\w/-]*\s+)?(?:\d+(?:st|nd|rd|th)\s+)?{_PLACE}"
-    rf"(?:\s+{_NUMBER}(?![\w-]))?(?:,?\s+{_POSTCODE})?|"  # a place, a street, a district
-    rf"{_POSTCODE}(?:\s+{_PLACE})?|"  # 0184 Oslo · 01426-001
+    rf"(?:(?:No|Nr|Nº|Blk|Block|Lot|Plot|House)\.?[ \t]?\d[\w/-]*[ \t]+)?"
+    rf"(?:\d+(?:st|nd|rd|th)[ \t]+)?{_PLACE}"
+    rf"(?:[ \t]+{_NUMBER}(?![\w-]))?(?:,?[ \t]+{_POSTCODE})?|"  # a place, a street, a district
+    rf"{_POSTCODE}(?:[ \t]+{_PLACE})?|"  # 0184 Oslo · 01426-001
     r"(?=[^,\n]{1,16}(?:[,\n]|$))[^,\n]*\d[^,\n]*|"  # a flat, floor or unit: 3. OG · apto 52
-    r"(?:Flat|Apartment|Apt|Suite|Unit|House|Plot|Bloco|Bloque|Block|Building|casa|apto|piso|"
-    r"Piso|kv\.|Door)\s?[\w.-]+")
+    r"(?:Flat|Apartment|Apt|Suite|Unit|House|Plot|Lot|Bloco|Bloque|Block|Blk|Building|casa|apto|"
+    r"piso|Piso|kv\.|Door)[ \t]?[\w.-]+|"
+    r"(?:Top|Ground|First|Second|Basement|Upper|Lower) Floor(?: Flat)?|"
+    r"c/o [^,\n]{2,40}")  # care of a person or organisation
 # Where a part ends: a comma, a line's or a sentence's end (not an abbreviation's dot).
-_PART_END = re.compile(r"[,\n;()]|(?<!\bCo)(?<!\bSt)(?<!\bNo)(?<!\bMt)(?<!\bCol)(?<!\bAv)(?<!\bkv)"
+_PART_END = re.compile(r"[,\n;()]|(?<!\bCo)(?<!\bSt)(?<!\bStr)(?<!\bNo)(?<!\bMt)(?<!\bCol)(?<!\bAv)(?<!\bkv)"
                        r"(?<!\bul)(?<!\bvul)(?<!\bApt)(?<!\b\d)[.!?](?=\s+[A-Z]|\s*$)")
 
 
 def _next_part(text: str, end: int) -> tuple[int, bool]:
-    """The end of the address part after `end` (which a comma follows), and whether it is a
-    postcode's part; (end, False) where none follows."""
+    """The end of the address part after `end` (after a comma, or a line of its own: addresses
+    are written on several lines), and whether it holds a postcode or a country; (end, False)
+    where none follows."""
+    line = re.match(r"[ \t]*\n[ \t]*", text[end:])
+    if line is not None:  # the next line's first part, whole, or nothing
+        start = end + line.end()
+        stop = re.compile(r"[,\n]|$").search(text, start)
+        part = text[start:stop.start()].rstrip(" .")  # type: ignore[union-attr]
+        if not part or len(part) > 48 or not (_PART.fullmatch(part)
+                                              or part.casefold() in _COUNTRIES_FOLDED):
+            # or a postcode opening the line: "BS7 8BN is done."
+            postcode = re.compile(rf"{_POSTCODE}(?:\s+{_PLACE})?").match(text, start)
+            return (postcode.end(), True) if postcode else (end, False)
+        return start + len(part), _locality(part)
     sep = re.match(r",\s*", text[end:])
     if sep is None:
         postcode = re.compile(rf"\s+{_POSTCODE}(?:\s+{_PLACE})?").match(text, end)
@@ -186,21 +230,37 @@ def _next_part(text: str, end: int) -> tuple[int, bool]:
     start = end + sep.end()
     stop = _PART_END.search(text, start)
     part_end = stop.start() if stop else len(text)
-    part = _PART.match(text, start, part_end)  # the last part may run on into the sentence
+    # The whole part; or, the last, its beginning, where it runs on into the sentence.
+    part = _PART.fullmatch(text, start, part_end) or _PART.match(text, start, part_end)
     if part is None or part.end() - start > 48 or not text[start:part.end()].strip():
         return end, False
-    box = re.match(r"(?:P\.?\s?O\.?\s?)?Box|Postfach|Postboks", part.group(0))
-    return part.end(), box is None and re.search(rf"(?<!\w){_POSTCODE}", part.group(0)) is not None
+    return part.end(), _locality(part.group(0))
 
 
-def _part_before(text: str, comma: int) -> int | None:
-    """Where the address part that ends at `comma` starts: the longest run of its last words
-    (at most five) that is a part, or None."""
-    chunk_start = max(text.rfind(c, 0, comma) for c in ",\n;(:") + 1
-    words = list(re.finditer(r"\S+", text[chunk_start:comma]))
+_UNIT_FIRST = re.compile(
+    r"(?i:(?:p\.?\s?o\.?\s?)?box|postfach|postboks|bp|flat|apartment|apt|apto|app|suite|ste|"
+    r"unit|room|floor|fl|level|building|bldg|block|blk|house|plot|lot|door|office|casa|piso|"
+    r"depto|dpto|kv|lgh|stock|etg|#)\b\.?")
+
+
+def _locality(part: str) -> bool:
+    """A part that says where: a postcode (not a PO box's number) or a country."""
+    if part.casefold() in _COUNTRIES_FOLDED:
+        return True
+    if _UNIT_FIRST.match(part):  # "apto 1203", "PO Box 4051": not postcodes
+        return False
+    return re.search(rf"(?<!\w){_POSTCODE}", part) is not None
+
+
+def _part_before(text: str, end: int, whole_line: bool) -> int | None:
+    """Where the address part that ends at `end` (a comma, or a line's end) starts: the longest
+    run of its last words (at most five) that is a part ("Of: [Top Floor Flat]"), or None."""
+    chunk_start = (text.rfind("\n", 0, end) if whole_line else
+                   max(text.rfind(c, 0, end) for c in ",\n;(:")) + 1
+    words = list(re.finditer(r"\S+", text[chunk_start:end]))
     for word in words[-5:]:
         start = chunk_start + word.start()
-        if _PART.fullmatch(text, start, comma):
+        if _PART.fullmatch(text, start, end):
             return start
     return None
 
@@ -215,24 +275,31 @@ def _addresses(text: str) -> list[tuple[int, int]]:
             continue
         reached_postcode, after_postcode = strong, False
         while True:
+            if after_postcode:  # after the postcode, only a region or a country: not "…, Kenji"
+                region = re.compile(r",[ \t]*[A-Z]{2,4}(?![\w'’])").match(text, end)
+                country = _COUNTRY.match(text, end)
+                if region is None and country is None:
+                    break
+                end = (region or country).end()  # type: ignore[union-attr]
+                continue
             after, postcode = _next_part(text, end)
-            part = text[end:after].strip(" ,")
-            if after == end or after_postcode and part not in _COUNTRIES and not re.fullmatch(
-                    r"[A-Z]{2,4}", part):
-                break  # after the postcode, only a country or region: not "…, LS6 2AB, Kenji"
+            if after == end:
+                break
             end, reached_postcode = after, reached_postcode or postcode
-            after_postcode = after_postcode or postcode
+            after_postcode = postcode
         if not reached_postcode:
             continue
         for _ in range(4):  # the parts before it: Flat 3B, Sri Sai Residency, ...
-            comma = text.rfind(",", max(0, start - 50), start)
-            if comma < 0 or text[comma + 1:start].strip():
+            before = re.search(r"(?:,|[ \t]*\n)[ \t]*$", text[max(0, start - 50):start])
+            if before is None:
                 break
-            part = _part_before(text, comma)
+            part = _part_before(text, start - len(before.group(0)),
+                                whole_line="\n" in before.group(0))
             if part is None:
                 break
             start = part
-        prefix = re.search(r"(?:House|Flat|Apartment|Apt|Suite|Unit|Plot|Door|Office|Room|No)"
+        prefix = re.search(r"(?:House|Flat|Apartment|Apt|Suite|Unit|Plot|Lot|Blk|Block|Door|Office|"
+                           r"Room|No)"
                            r"\.?(?:\s+No\.?)?\s*$", text[max(0, start - 16):start])
         if prefix:
             start -= len(prefix.group(0))
@@ -243,7 +310,7 @@ def _addresses(text: str) -> list[tuple[int, int]]:
 
 
 # A date of birth: a date shortly after "born", "DOB", "date of birth", "birthday", "b.".
-_DATE = (r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|"
+_DATE = (r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}[-/ ][A-Z][a-z]{2}[-/ ]\d{4}|"
          r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?[A-Z][a-z]{2,8}\.?,?\s+\d{4}|"
          r"[A-Z][a-z]{2,8}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})")
 _BIRTH = re.compile(rf"(?i:\b(?:born|d\.?o\.?b\.?|date of birth|birth ?date|birthday|b\.))"
@@ -308,9 +375,23 @@ def _card(value: str) -> bool:
         _CARD_PREFIX.match("".join(map(str, digits))))
 
 
-def _phone_digits(value: str) -> bool:
-    digits = sum(c.isdigit() for c in value)
-    return 9 <= digits <= 15
+_PHONE_CONTEXT = re.compile(
+    r"(?i:phone|tel|mobile|mob|cell|call|fax|whats ?app|sms|text|ring|contact|number|ph|m|t)"
+    r"\b[^\n\d]{0,24}$")
+
+
+def _phone_numbers(text: str, doc: Any) -> Iterable[tuple[int, int]]:
+    """9 to 15 digits in groups: written as international (+44, 0044) or with an area code in
+    brackets, or after a word that says phone ("Tel:", "call me on"); bare digit groups are
+    more often order, account and tracking numbers."""
+    for match in _PHONE.finditer(text):
+        value = match.group(0)
+        if not 9 <= sum(c.isdigit() for c in value) <= 15:
+            continue
+        if value[0] in "+(" or value.startswith("00") or "(" in value or _PHONE_CONTEXT.search(
+                text, max(0, match.start() - 40), match.start()):
+            yield match.span()
+    yield from _matches([_LOCAL_PHONE])(text, doc)
 
 
 def _plain(word: str) -> str:
@@ -355,6 +436,14 @@ def _first_names(doc: Any, english: frozenset[str]) -> Iterable[tuple[int, int]]
     addressee opening a sentence ("April, your order") and as a proper noun (the tagger's) where
     the NER model sees no place, organisation or product; month and day names not so."""
     for i, token in enumerate(doc):
+        if token.is_lower:  # chat: "my mate jonno", "[21:04] kezia: hiya"
+            if _lower_name(doc, i, english):
+                end = i + 1
+                while end < min(len(doc), i + 3) and doc[end].is_lower and doc[end].is_alpha \
+                        and doc[end].lower_ not in english and doc[end - 1].whitespace_:
+                    end += 1
+                yield token.idx, doc[end - 1].idx + len(doc[end - 1])
+            continue
         listed = _plain(token.text) in _GIVEN_NAMES
         if token.tag_ in _CLOSED_CLASS or not (listed or _name_word(token) and token.is_title
                                                and token.lower_ not in english):
@@ -379,6 +468,23 @@ def _first_names(doc: Any, english: frozenset[str]) -> Iterable[tuple[int, int]]
         yield token.idx, doc[end - 1].idx + len(doc[end - 1])
 
 
+def _lower_name(doc: Any, i: int, english: frozenset[str]) -> bool:
+    """A given name written in lower case, as people chat, where the words around say it is
+    one: after a greeting, relation or role ("hey nadia", "my nan edna", "asking for marcus"),
+    or a chat message's speaker ("kezia: hiya"). Not English words ("fern", "storm")."""
+    token = doc[i]
+    if len(token) < 3 or not token.is_alpha or token.lower_ in english \
+            or _plain(token.text.capitalize()) not in _GIVEN_NAMES:
+        return False
+    before = doc[i - 1].lower_ if i else "\n"
+    speaker = (i == 0 or "\n" in before or before == "]") and i + 1 < len(doc) \
+        and doc[i + 1].text == ":"
+    return speaker or before in _GREETINGS or before in _BEFORE_NAMES or before in _CHAT_CUES
+
+
+_CHAT_CUES = frozenset("nan gran grandma grandad mate bro sis bestie under am im i'm it's".split())
+
+
 # Names the list does not hold ("Debasish Mukherjee", "Femke de Vries"): two to four
 # capitalised words, particles between them, where the last is no English word (the NER model's
 # own WordNet word list says which are) and the first is no English word either or a given
@@ -390,8 +496,8 @@ _NAME_WORD_RE = re.compile(rf"{_NAME_WORD}(?:-{_NAME_WORD}|-[a-z]+)*")
 _PARTICLE = (r"(?:de|da|do|dos|das|du|van|von|der|den|ter|bin|binti|bint|al|el|la|le|di|del|"
              r"della|mac|ni|nic|ap|ben|y|an|t-)")
 _NAME_SEQUENCE = re.compile(
-    rf"(?<![\w-])(?:{_NAME_WORD_RE.pattern})(?:\s(?:{_PARTICLE}\s)*(?:{_NAME_WORD_RE.pattern})|"
-    rf"\s{_PARTICLE}\s?(?:{_NAME_WORD_RE.pattern})){{1,3}}(?![\w-])")
+    rf"(?<![\w-])(?:{_NAME_WORD_RE.pattern})(?:[ \t](?:{_PARTICLE}[ \t])*(?:{_NAME_WORD_RE.pattern})|"
+    rf"[ \t]{_PARTICLE}[ \t]?(?:{_NAME_WORD_RE.pattern})){{1,3}}(?![\w-])")
 _ORGANISATION = frozenset(
     "Ltd Inc Co Corp LLC LLP GmbH AG SA SAS BV NV plc PLC Bank Group Security Logistics Labs Lab "
     "Foundation University College School Hospital Clinic Hotel Airlines Airways Insurance "
@@ -400,13 +506,13 @@ _ORGANISATION = frozenset(
 _INTRODUCED = re.compile(
     r"(?i:\b(?:my name is|name is|i am|i'm|this is|signed|regards|sincerely|cheers|thanks|from|"
     r"daughter|son|wife|husband|partner|mother|father|sister|brother|colleague|customer|"
-    r"cardholder|claimant|tenant|patient|recipient|guest|passenger|applicant)[,:]?\s+|"
-    r"^\s*(?:name|full name|customer|client|patient|passenger|guest|tenant|employee|"
+    r"cardholder|claimant|tenant|patient|recipient|guest|passenger|applicant)[,:]?[ \t]+|"
+    r"^[ \t]*(?:name|full name|customer|client|patient|passenger|guest|tenant|employee|"
     r"cardholder|account holder|contact|requester|requested by|assignee|reporter|agent|from|"
     r"to|cc|member|student|applicant|claimant|insured|policyholder|beneficiary|recipient|"
     r"sender|emergency contact|caller|driver|attendee|donor|landlord|witness|spouse|"
-    r"children|child|dependants?)\s*:\s*)"
-    rf"(?P<name>{_NAME_WORD_RE.pattern}(?:\s(?:{_PARTICLE}\s)*{_NAME_WORD_RE.pattern}){{0,3}})",
+    r"children|child|dependants?)[ \t]*:[ \t]*)"
+    rf"(?P<name>{_NAME_WORD_RE.pattern}(?:[ \t](?:{_PARTICLE}[ \t])*{_NAME_WORD_RE.pattern}){{0,3}})",
     re.MULTILINE)
 
 
@@ -565,8 +671,7 @@ class PiiAnalyzer:
                 supported_language=language, supported_regions=settings.phone_regions))
         ours: dict[str, tuple[float, Spans]] = {
             "PERSON": (0.6, _people(english)),
-            "PHONE_NUMBER": (0.5, lambda text, doc: [*_matches([_PHONE], _phone_digits)(text, doc),
-                                                     *_matches([_LOCAL_PHONE])(text, doc)]),
+            "PHONE_NUMBER": (0.5, _phone_numbers),
             "CREDIT_CARD": (1.0, _matches([_CARD], _card)),
             "EMAIL_ADDRESS": (1.0, _matches([_EMAIL])),
             "STREET_ADDRESS": (0.6, lambda text, doc: _addresses(text)),
@@ -587,16 +692,24 @@ class PiiAnalyzer:
         "Jan"), unless a title precedes it ("Mr Cook")."""
         start, end = result.start, result.end
         if result.entity_type == "PERSON":
-            if text[start:end].endswith(("'s", "’s")):  # Kenji's: the name is Kenji
+            # A name holds no digits, commas or line breaks (the NER model's span over a CSV
+            # row does), and no possessive: Kenji's is Kenji.
+            end = start + len(re.split(r"[\d,;:\n()<>@]", text[start:end])[0].rstrip(" .-"))
+            if text[start:end].endswith(("'s", "’s")):
                 end -= 2
+            if end <= start:
+                return None
             words = list(re.finditer(r"\S+", text[start:end]))
             while len(words) > 1 and words[0].group(0) in _NOT_NAMES:
                 words.pop(0)
             start = result.start + words[0].start()
             title = re.search(r"\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sir|Dame|Lady|Lord)\.?\s$",
                               text[max(0, start - 6):start])
-            if title is None and not any(_name_like(w, self.english)
-                                         for w in _NAME_WORD_RE.findall(text[start:end])):
+            # Ours may be in lower case (chat); the NER model's must have a capitalised Latin
+            # word (not its "https", nor words of scripts it was not trained on).
+            ours = result.recognition_metadata.get("recognizer_name") == "person"
+            words = re.findall(r"[^\W\d_]+" if ours else _NAME_WORD_RE.pattern, text[start:end])
+            if title is None and not any(_name_like(w, self.english) for w in words):
                 return None
         return Found(start, end, result.entity_type, result.score)
 
