@@ -231,6 +231,12 @@ def pipeline() -> Any:
                       f"{FAMILY['assistant_judge_latency_seconds'].name}_bucket[$__rate_interval])))",
                       f"{{{{judge}}}} p{int(q * 100)}", ref)
                 for ref, q in (("A", 0.5), ("B", 0.95))], "s"))
+            .with_panel(series("Judge model changes", [
+                query("sum by (judge) (increase(assistant_judge_model_changes_total[1h]))",
+                      "{{judge}}")], "short",
+                "Times a judge endpoint reported another model than before, in the hour: the "
+                "judge itself changed (a new deployment, another quantisation), and its verdicts "
+                "with it. Each verdict names its model (`verdicts show`)."))
             .with_panel(series("Backlog and sampling", [
                 query("sum(assistant_judge_backlog)", "turns waiting for a judge"),
                 query("min(assistant_sampling_factor)", "sampling factor", "B")], "short"))

@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS verdicts (
     details_json TEXT NOT NULL,
     prompt_version TEXT,
     created_at REAL NOT NULL,
+    model TEXT,                      -- who judged: the model reported, or local checksums
     PRIMARY KEY (trace_id, judge, metric)
 );
 CREATE TABLE IF NOT EXISTS judge_costs (
@@ -99,6 +100,9 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")  # durable across process crashes
         self.db.execute("PRAGMA busy_timeout=5000")
         self.db.executescript(SCHEMA)
+        # Stores made before verdicts named their model gain the column (NULL: unknown).
+        if "model" not in {row["name"] for row in self.db.execute("PRAGMA table_info(verdicts)")}:
+            self.db.execute("ALTER TABLE verdicts ADD COLUMN model TEXT")
         self._backlog = self.db.execute(
             "SELECT count(*) FROM turns WHERE state IN ('pending', 'judging')").fetchone()[0]
 
@@ -167,10 +171,11 @@ class Store:
             for result in results:
                 self.db.executemany(
                     "INSERT INTO verdicts (trace_id, judge, metric, label, score,"
-                    " rationale, details_json, prompt_version, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " rationale, details_json, prompt_version, created_at, model)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(trace_id, result.judge, v.metric, v.label, v.score, v.rationale,
-                      json.dumps(v.details(), default=str), result.prompt_version, now)
+                      json.dumps(v.details(), default=str), result.prompt_version, now,
+                      result.model)
                      for v in result.verdicts])
                 self.db.execute(
                     "INSERT INTO judge_costs VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -250,7 +255,7 @@ class Store:
         shown["verdicts"] = [
             {**dict(v), "details": json.loads(v["details_json"])}
             for v in self.db.execute("SELECT judge, metric, label, score, rationale,"
-                                     " details_json, prompt_version FROM verdicts"
+                                     " details_json, prompt_version, model FROM verdicts"
                                      " WHERE trace_id = ? ORDER BY judge, metric", (trace_id,))]
         for v in shown["verdicts"]:
             v.pop("details_json")

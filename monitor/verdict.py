@@ -209,6 +209,9 @@ class JudgeResult:
     output_tokens: int = 0
     latency_s: float = 0.0
     prompt_version: str | None = None
+    # Who judged: the model an LLM endpoint reported in its responses, or the local models'
+    # checksums ("claim_support@7d0bb1de minilm_l6@… no_answer@…")
+    model: str | None = None
 
     def get(self, metric: Metric) -> Verdict | None:
         return next((v for v in self.verdicts if v.metric == metric), None)

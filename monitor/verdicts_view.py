@@ -282,8 +282,10 @@ def turn_report(shown: dict[str, Any]) -> Group:
         if v["label"] is not None and v["score"] is not None:
             value.append(f" {v['score']:.2f}")
         parts += [Text.assemble(("\n" + v["metric"], "bold cyan"), "  ", value,
-                                (f"  judge {v['judge']}" + (f", prompt {v['prompt_version']}"
-                                                           if v["prompt_version"] else ""), "dim")),
+                                (f"  judge {v['judge']}"
+                                 + (f", model {v['model']}" if v.get("model") else "")
+                                 + (f", prompt {v['prompt_version']}"
+                                    if v["prompt_version"] else ""), "dim")),
                   Text(v["rationale"] or "")]
         if verdict.claims is not None:
             parts.append(_claims(verdict))

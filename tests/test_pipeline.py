@@ -83,8 +83,12 @@ def test_mixed_traffic_is_judged_per_class(sidecar: RunningSidecar) -> None:
     with urllib.request.urlopen(request, timeout=10) as response:
         openmetrics = response.read().decode()
     exemplar = re.search(r'assistant_answer_completeness_total\{[^}]*verdict="no_answer"\} 4\.0 '
-                         r'# \{trace_id="([0-9a-f]{32})"\}', openmetrics)
-    assert exemplar, "completeness counters carry a trace id exemplar"
+                         r'# \{([^}]*)\}', openmetrics)
+    assert exemplar, "completeness counters carry an exemplar"
+    # The turn's trace id, and who judged it: the local models by their checksums.
+    assert re.search(r'trace_id="[0-9a-f]{32}"', exemplar.group(1)), exemplar.group(1)
+    assert re.search(r'judge_model="claim_support@[0-9a-f]{8} minilm_l6@[0-9a-f]{8} '
+                     r'no_answer@[0-9a-f]{8}"', exemplar.group(1)), exemplar.group(1)
 
 
 def _count(store: Path, sql: str) -> int:

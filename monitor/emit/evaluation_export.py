@@ -99,6 +99,12 @@ class EvaluationExporter:
                 explanation = next(explanations, None)
                 attributes: dict[str, str | float] = {"gen_ai.evaluation.name": verdict.metric,
                                                       "assistant.judge": result.judge}
+                # Who judged: the model the judge endpoint reported (or the local models'
+                # checksums) and the prompt versions.
+                if result.model:
+                    attributes["gen_ai.response.model"] = result.model
+                if result.prompt_version:
+                    attributes["assistant.judge.prompt_version"] = result.prompt_version
                 if verdict.score is not None:
                     attributes["gen_ai.evaluation.score.value"] = verdict.score
                 if verdict.label is not None:

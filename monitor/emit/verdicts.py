@@ -18,13 +18,17 @@ class VerdictMetrics:
         self.routes = routes
 
     def record(self, turn: AssistantTurn, probability: float, results: list[JudgeResult]) -> None:
-        exemplar = {"trace_id": turn.trace_id}
         weight = 1.0 / probability
         given = {"service": self.services(turn.service), "route": self.routes(turn.route)}
         for result in results:
             if not result.verdicts:
                 continue
             given["judge"] = result.judge
+            # Which turn, and who judged it: OpenMetrics allows an exemplar 128 characters of
+            # label names and values, which the trace id and a model name of 64 fit.
+            exemplar = {"trace_id": turn.trace_id}
+            if result.model:
+                exemplar["judge_model"] = result.model[:64]
             self.m.judge_requests.labels(result.judge, "ok").inc()
             for family in RESULT_FAMILIES:
                 self._add(family, family.per_result(result), given, exemplar)  # type: ignore[misc]

@@ -25,17 +25,16 @@ from pathlib import Path
 
 import numpy as np
 
-from monitor.judges.embeddings import MODELS, clean, encoded, session, tokenizer
+from monitor.judges.embeddings import (  # file_sha256: the card's checksum (export, tests)
+    MODELS,
+    clean,
+    encoded,
+    file_sha256,  # noqa: F401
+    session,
+    tokenizer,
+)
 
 MAX_TOKENS = 128  # as in training: a claim with its question and a window of ~60 words
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as data:
-        for block in iter(lambda: data.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class ClaimSupportModel:

@@ -61,10 +61,19 @@ def encoded(encoding) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
             "token_type_ids": np.array([encoding.type_ids], dtype=np.int64)}
 
 
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as data:
+        for block in iter(lambda: data.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 class Embedder:
     def __init__(self, cache_size: int = 20_000, threads: int = 1, max_chars: int = 2_000,
                  max_tokens: int = 128) -> None:
         self._session = session(MODELS / "minilm_l6.onnx", threads)
+        self.sha256 = file_sha256(MODELS / "minilm_l6.onnx")
         self._tokenizer = tokenizer(MODELS / "minilm_l6.tokenizer.json", max_tokens)
         self.threads = threads
         self.max_chars = max_chars

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
@@ -86,7 +87,10 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     prompts: set[str] = field(default_factory=set)
+    models: set[str] = field(default_factory=set)  # as the endpoint reported them
 
+
+log = logging.getLogger(__name__)
 
 REFUSED_CONTENT = frozenset({400, 413, 422})  # the request's content is refused: about the turn
 _GARBLED_MEMORY = 10_000  # turns remembered as having had invalid replies
@@ -116,6 +120,20 @@ class Endpoint:
         self.breaker = CircuitBreaker(breaker)
         self.valid: Counter[str] = Counter()  # prompt tag -> valid verdicts received
         self.in_flight = 0  # calls started and not finished
+        self.model: str | None = None  # the model it reported last
+
+    def _reported(self, model: object, usage: Usage) -> None:
+        """The model the endpoint says answered: kept with the verdicts, and a change counted
+        (a new deployment, another quantisation behind the same URL changes the judge)."""
+        if not isinstance(model, str) or not model:
+            return
+        model = model[:200]
+        usage.models.add(model)
+        if self.model is not None and model != self.model:
+            self.metrics.judge_model_changes.labels(self.settings.name).inc()
+            log.warning("judge %s: the endpoint now reports model %r (before: %r)",
+                        self.settings.name, model, self.model)
+        self.model = model
 
     def outage(self, message: str) -> JudgeUnavailable:
         self.breaker.failure()
@@ -160,6 +178,7 @@ class Endpoint:
         if getattr(response, "usage", None) is not None:
             usage.input_tokens += response.usage.prompt_tokens
             usage.output_tokens += response.usage.completion_tokens
+        self._reported(getattr(response, "model", None), usage)
         # A body that is no completion reads as an empty reply: invalid, like any garbage. A
         # model that stops mid-emoji sends a lone surrogate, which the store could not write.
         choices = getattr(response, "choices", None) or [None]
@@ -292,7 +311,8 @@ class LLMJudge:
         return JudgeResult(self.name, verdicts, calls=usage.calls, input_tokens=usage.input_tokens,
                            output_tokens=usage.output_tokens,
                            latency_s=time.perf_counter() - start,
-                           prompt_version=";".join(sorted(usage.prompts)) or None)
+                           prompt_version=";".join(sorted(usage.prompts)) or None,
+                           model=";".join(sorted(usage.models)) or None)
 
     def _garbled_turn(self, trace_id: str, exc: Garbled, valid_before: Counter[str]
                       ) -> JudgeError:

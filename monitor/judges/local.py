@@ -66,6 +66,10 @@ class LocalJudge:
         self.no_answer = NoAnswerDetector(settings.no_answer_model)
         self.claim_support = claim_support or ClaimSupportModel(
             *filter(None, [settings.claim_support_model]), threads=settings.threads)
+        # Who judges: each model by its checksum's first 8 digits (short enough for exemplars).
+        self.model = " ".join(f"{name}@{digest[:8]}" for name, digest in (
+            ("claim_support", self.claim_support.card["sha256"]),
+            ("minilm_l6", self.embedder.sha256), ("no_answer", self.no_answer.sha256)))
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         return await asyncio.to_thread(self.judge_sync, turn)
@@ -130,7 +134,8 @@ class LocalJudge:
 
         if docs and not no_answer and turn.answer:
             verdicts.append(self._groundedness(turn.question, turn.answer, kept))
-        return JudgeResult(self.name, verdicts, latency_s=time.perf_counter() - start)
+        return JudgeResult(self.name, verdicts, latency_s=time.perf_counter() - start,
+                           model=self.model)
 
     def _groundedness(self, question: str | None, answer: str,
                       documents: list[RetrievedDocument]) -> Verdict:

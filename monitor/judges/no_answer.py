@@ -17,6 +17,7 @@ product beyond the answer's embedding. The weights ship in models/no_answer.json
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -53,7 +54,9 @@ def is_empty(answer: str | None) -> bool:
 
 class NoAnswerDetector:
     def __init__(self, path: Path | None = None) -> None:
-        model = json.loads((path or MODEL_PATH).read_text())
+        text = (path or MODEL_PATH).read_text()
+        self.sha256 = hashlib.sha256(text.encode()).hexdigest()
+        model = json.loads(text)
         self.weights = np.asarray(model["weights"], dtype=np.float32)
         self.bias = float(model["bias"])
         if self.weights.shape != (384,):

@@ -38,7 +38,8 @@ class PanelJudge:
             output_tokens=sum(r.output_tokens for r in results),
             latency_s=time.perf_counter() - start,
             prompt_version=";".join(sorted({r.prompt_version for r in results
-                                            if r.prompt_version})) or None)
+                                            if r.prompt_version})) or None,
+            model=";".join(f"{r.judge}={r.model}" for r in results if r.model) or None)
 
     async def aclose(self) -> None:
         await close_judges(self.judges)

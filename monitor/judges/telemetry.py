@@ -25,6 +25,9 @@ class JudgeTelemetry:
             "assistant_judge_llm_calls", "LLM calls by judge and outcome (ok, unavailable: after "
             "the client's retries, refused: a 4xx, unparseable: a reply that is not a verdict).",
             ["judge", "outcome"], registry=r)
+        self.judge_model_changes = Counter(
+            "assistant_judge_model_changes", "Times an LLM judge endpoint reported a model other "
+            "than the one it reported before: the judge itself changed.", ["judge"], registry=r)
         self.llm_call_latency = Histogram(
             "assistant_judge_llm_call_seconds", "Latency of one LLM judge call.", ["judge"],
             buckets=LATENCY_BUCKETS, registry=r)

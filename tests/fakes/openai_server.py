@@ -32,6 +32,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    model: str | None = None  # the model the reply says answered; None: the one requested
     body: str | None = None  # sent as is (application/json) instead of a completion: garbage
 
 
@@ -81,7 +82,7 @@ class ScriptedOpenAIServer:
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model", "scripted"),
+            "model": reply.model or body.get("model", "scripted"),
             "choices": [
                 {
                     "index": 0,
