@@ -102,7 +102,6 @@ def _clean(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-
 def _check_model(name: str) -> str:
     """`name` if it is an installed spaCy model package or a model directory: never a download
     (Presidio would fetch a missing model)."""
