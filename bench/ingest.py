@@ -15,7 +15,7 @@ export requests of `--batch` traces. Prints, side by side:
      once per `--wal` mode: the write-ahead log off, on (fsync before each answer, group
      committed), on without fsync (survives kill -9, not a power cut); once per decoder.
      With `--collector PATH` (an OpenTelemetry Collector built with the otlp receiver, the batch
-     and contrib tail_sampling processors and the nop exporter; the README says how), the
+     and contrib tail_sampling processors and the nop exporter; docs/benchmarks.md says how), the
      Collector receives the same bodies in the same rounds: otlp -> batch -> nop, and
      otlp -> tail_sampling (decision_wait 1 s, keep all) -> nop, the peer that assembles whole
      traces as the sidecar does. A server's CPU is counted until it has done all the work sent:
@@ -552,7 +552,7 @@ def main() -> None:
     if args.layers:
         print_layers(proto, spans, args.traces, args.repeat)
     if not args.collector:
-        print("\nThe OpenTelemetry Collector beside it: --collector PATH (see the README).")
+        print("\nThe OpenTelemetry Collector beside it: --collector PATH (see docs/benchmarks.md).")
 
 
 def print_layers(bodies: list[bytes], spans: int, traces: int, repeat: int) -> None:

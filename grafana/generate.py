@@ -266,7 +266,7 @@ def grafana_alert(uid: str, title: str, expr: str, op: str, threshold: float, fo
     return {
         "uid": uid, "title": title, "condition": "C", "for": for_, "noDataState": "OK",
         "execErrState": "Error", "labels": {"severity": severity},
-        "annotations": {"summary": summary, "runbook_url": "README.md#runbook-quality-drift"},
+        "annotations": {"summary": summary, "runbook_url": "docs/operating.md#runbook-quality-drift"},
         "data": [
             {"refId": "A", "datasourceUid": "prometheus",
              "relativeTimeRange": {"from": 3600, "to": 0},

@@ -257,7 +257,7 @@ async def _replay(settings: Settings, path: Path) -> int:
 
 
 def _summary(sidecar: Any) -> str:
-    """Judged figures of this run, sampling-weighted as the README's PromQL computes them."""
+    """Judged figures of this run, sampling-weighted as docs/configuration.md's PromQL computes them."""
     from monitor.contract import FAMILY, QUALITY
 
     totals: dict[tuple[str, ...], float] = {}
@@ -518,7 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.set_defaults(func=cmd_replay)
     _verdicts_parser(sub)
     evaluate = sub.add_parser("eval", help="judge a golden dataset offline; exit 1 when a gate fails")
-    evaluate.add_argument("--dataset", required=True, help="JSONL turns (see the README)")
+    evaluate.add_argument("--dataset", required=True, help="JSONL turns (see docs/judging.md)")
     evaluate.add_argument("--config", help=CONFIG_HELP + " (judges, tool calls)")
     evaluate.add_argument("--out", default="eval-report", help="folder for the reports")
     evaluate.add_argument("--baseline", help="a previous report.json to compare with")

@@ -4,7 +4,7 @@
                            [--min groundedness=0.8 --min tool_calls.reliability=0.9]
                            [--max-drop 0.05]
 
-Dataset: JSONL, one turn a line (see the README for the fields):
+Dataset: JSONL, one turn a line (docs/judging.md lists the fields):
 
     {"id": "t1", "scenario_type": "refund", "question": "...",
      "documents": [{"id": "kb-1", "content": "..."}], "answer": "...",

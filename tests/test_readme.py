@@ -1,6 +1,7 @@
-"""The README as a newcomer reads it: every `assistant-monitor` command in it parses, every
-configuration block validates, its metric table is the metrics the sidecar registers, its
-contents link to its headings, and its `exporters.record` program gets a turn judged."""
+"""The README and docs/ as a newcomer reads them: every `assistant-monitor` command in them
+parses, every configuration block validates, the metric table is the metrics the sidecar
+registers, the README's contents link to headings that exist, the README stays short, and the
+`exporters.record` program gets a turn judged."""
 
 from __future__ import annotations
 
@@ -24,8 +25,12 @@ from monitor.telemetry import Metrics
 from tests.conftest import SidecarProcess
 from tests.waiting import wait_until
 
-README = (Path(__file__).parent.parent / "README.md").read_text()
-BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", README, re.M | re.S)
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+DOCS = {path.relative_to(ROOT).as_posix(): path.read_text()
+        for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+ALL = "\n".join(DOCS.values())
+BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```", ALL, re.M | re.S)
 
 
 def commands() -> list[str]:
@@ -36,7 +41,7 @@ def commands() -> list[str]:
             for line in body.replace("\\\n", " ").splitlines():
                 found += re.split(r"&&|\|\||;|\|", line)
     # inline code: the examples (with options), not a command named in passing
-    found += [c for c in re.findall(r"`([^`]*assistant-monitor [^`]*)`", " ".join(README.split()))
+    found += [c for c in re.findall(r"`([^`]*assistant-monitor [^`]*)`", " ".join(ALL.split()))
               if "--" in c]
     words = (shlex.split(part, comments=True) for part in found)
     return [shlex.join(w[1:]) for w in words if w and w[0].endswith("assistant-monitor")
@@ -78,7 +83,7 @@ def test_configuration_blocks_validate(tmp_path: Path, monkeypatch: pytest.Monke
 
 def documented_metrics() -> dict[str, set[str]]:
     """Metric name -> labels named in its row of the metric table (rows may name several)."""
-    rows = re.findall(r"^\| (`assistant_[^|]*)\|([^|]*)\|", README, re.M)
+    rows = re.findall(r"^\| (`assistant_[^|]*)\|([^|]*)\|", ALL, re.M)
     table: dict[str, set[str]] = {}
     for names, labels in rows:
         for name in re.findall(r"`(assistant_\w+)`", names):
@@ -108,15 +113,29 @@ def test_the_metric_table_is_the_registered_metrics() -> None:
                                            "are not in its README row"
 
 
-def test_the_table_of_contents_links_to_headings() -> None:
-    """Each link of the contents is a heading's anchor, as GitHub makes them."""
-    outside_code = re.sub(r"^```.*?^```", "", README, flags=re.M | re.S)
-    anchors = {re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
-               for title in re.findall(r"^#{2,4} (.+)$", outside_code, re.M)}
-    contents = README[README.index("**Contents.**"):README.index("## Quick start")]
-    links = re.findall(r"\]\(#([^)]+)\)", contents)
-    assert len(links) >= 15 and sorted(set(links) - anchors) == []
-    assert {"sending-traces", "llm-judges-inside-the-tenant"} <= set(links)
+def anchors(markdown: str) -> set[str]:
+    """Its headings' anchors, as GitHub makes them."""
+    outside_code = re.sub(r"^```.*?^```", "", markdown, flags=re.M | re.S)
+    return {re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+            for title in re.findall(r"^#{1,4} (.+)$", outside_code, re.M)}
+
+
+def test_the_readme_is_short_and_its_links_lead_somewhere() -> None:
+    """A page a newcomer reads through; every link of it, and of the docs, to a file of the
+    repository (and a heading in it) that exists."""
+    assert len(README.splitlines()) <= 200
+    checked = 0
+    for name, text in DOCS.items():
+        for target in re.findall(r"\]\(([^)#:]*)(?:#([^)]+))?\)", text):
+            path, anchor = target
+            file = (ROOT / name).parent / path if path else ROOT / name
+            assert file.exists(), f"{name} links to {path}, which is not there"
+            if anchor and file.suffix == ".md":
+                assert anchor in anchors(file.read_text()), f"{name}: no #{anchor} in {path}"
+            checked += 1
+    assert checked >= 15
+    assert {"docs/sending-traces.md", "docs/judging.md", "docs/privacy.md"} <= set(
+        re.findall(r"\]\((docs/[\w-]+\.md)", README))
 
 
 def test_the_recording_example_is_a_program_whose_turn_is_judged(tmp_path: Path) -> None:
@@ -156,3 +175,13 @@ def test_the_recording_example_is_a_program_whose_turn_is_judged(tmp_path: Path)
         assert grounded["score"] == 0.5
     finally:
         assert sidecar.stop() == 0
+
+
+def test_every_alert_links_to_its_runbook() -> None:
+    rules = yaml.safe_load((ROOT / "deploy/prometheus/rules.yml").read_text())
+    urls = {rule["annotations"]["runbook_url"] for group in rules["groups"]
+            for rule in group["rules"] if "alert" in rule}
+    assert urls
+    for url in urls:
+        path, _, anchor = url.partition("#")
+        assert anchor in anchors((ROOT / path).read_text()), url

@@ -15,7 +15,7 @@ number of equally weighted turns that would give the same variance (for a rate w
 weights, exactly the count). When V is 0 (every turn agrees, or a single turn) n_eff falls back
 to Kish's (Σw)² / Σw², so a run of zeros still has an upper bound above zero. The sidecar exports
 the same sums as counters (assistant_weighted_*, assistant_sq_weighted_*) and the PromQL in
-deploy/prometheus/rules.yml computes the same formula (README, "Intervals").
+deploy/prometheus/rules.yml computes the same formula (docs/configuration.md, "Intervals").
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
         name = "my-judge"
         async def judge(self, turn: AssistantTurn) -> JudgeResult: ...
 
-Verdict metrics and their labels (published as the README's "Metrics" section lists them;
+Verdict metrics and their labels (published as docs/operating.md's metric table lists them;
 monitor/contract.py says which feed the published qualities):
 
     context_relevance   score = share of the turn's documents judged relevant (0..1)
