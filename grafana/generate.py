@@ -261,12 +261,13 @@ DASHBOARDS = {"overview": overview, "retrieval": retrieval, "answers": answers, 
 
 
 def grafana_alert(uid: str, title: str, expr: str, op: str, threshold: float, for_: str,
-                  severity: str, summary: str) -> dict[str, Any]:
+                  severity: str, summary: str, runbook: str = "runbook-quality-drift"
+                  ) -> dict[str, Any]:
     """A Grafana-managed rule: query (A), reduce to the last value (B), threshold (C)."""
     return {
         "uid": uid, "title": title, "condition": "C", "for": for_, "noDataState": "OK",
         "execErrState": "Error", "labels": {"severity": severity},
-        "annotations": {"summary": summary, "runbook_url": "docs/operating.md#runbook-quality-drift"},
+        "annotations": {"summary": summary, "runbook_url": f"docs/operating.md#{runbook}"},
         "data": [
             {"refId": "A", "datasourceUid": "prometheus",
              "relativeTimeRange": {"from": 3600, "to": 0},
@@ -303,6 +304,12 @@ def alert_rules() -> dict[str, Any]:
                       "assistant:tool_call_failure_rate:ratio_rate1h and on (service, route) "
                       "assistant:tool_calls:increase1h >= 20", "gt", 0.1, "15m", "page",
                       "Tool calls of {{ $labels.service }} fail"),
+        grafana_alert("assistant-judge-canary", "Judge canary disagrees",
+                      "assistant_judge_canary_agreement_upper - on (judge, metric) "
+                      "max_over_time(assistant_judge_canary_agreement_lower[7d])", "lt", 0, "0s",
+                      "page", "Judge {{ $labels.judge }} agrees with the canary set's "
+                      "{{ $labels.metric }} labels less than it did this week",
+                      "runbook-judge-canary"),
         grafana_alert("assistant-monitor-down", "assistant-monitor down",
                       'up{job="assistant-monitor"}', "lt", 1, "5m", "page",
                       "assistant-monitor is not scraped: quality is not watched"),

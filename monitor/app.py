@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from prometheus_client import CollectorRegistry
 
 from monitor.admin import AdminServer, RecentTurns
+from monitor.canary import Canary
 from monitor.config import Settings
 from monitor.emit.drift import DriftMonitor
 from monitor.emit.evaluation_export import EvaluationExporter
@@ -80,6 +81,7 @@ class Sidecar:
         self.store: ThreadedStore | None = None  # its SQLite calls on a thread of its own
         self.judging: JudgeStage | None = None
         self.evaluations: EvaluationExporter | None = None
+        self.canary: Canary | None = None
         queue = settings.judging.queue
         self.publisher: SampledTurnPublisher | None = None  # ingest replicas of a Kafka queue
         self.turn_source: SampledTurnSource | None = None  # judge replicas of a Kafka queue
@@ -106,6 +108,9 @@ class Sidecar:
                 if evaluations is not None:
                     evaluations.record(turn, results)
 
+            canary = settings.judging.canary
+            if canary.enabled and settings.judging.llm.endpoints:
+                self.canary = Canary(settings, self.metrics)
             self.judging = JudgeStage(
                 settings.judging, self.store, judges, self.metrics, on_verdicts,
                 on_failed=self._judged, store_redaction=shared_analyzer(settings.redaction)
@@ -177,10 +182,12 @@ class Sidecar:
             for receiver in (self.grpc, self.http):
                 if receiver is not None:
                     await receiver.start()
+            tasks = [("assembly-tick", self.pipeline.tick), ("turn-pump", self.pipeline.pump),
+                     ("retention", self._retention)]
+            if self.canary is not None:
+                tasks.append(("judge-canary", self.canary.run))
             self._tasks = [asyncio.create_task(self._supervise(name, run), name=name)
-                           for name, run in (("assembly-tick", self.pipeline.tick),
-                                             ("turn-pump", self.pipeline.pump),
-                                             ("retention", self._retention))]
+                           for name, run in tasks]
             self.pipeline.accepting = True
             if self.kafka is not None:
                 await self.kafka.start()
@@ -213,6 +220,8 @@ class Sidecar:
             await self.publisher.stop()
         if self.judging is not None:
             await self.judging.stop()
+        if self.canary is not None:
+            await self.canary.aclose()
         if self.evaluations is not None:  # flushes, bounded by its exporter's timeout
             await asyncio.to_thread(self.evaluations.shutdown)
         if self.store is not None:

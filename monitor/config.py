@@ -429,6 +429,16 @@ class JudgeQueueSettings(_Section):
 JudgePriority = Literal["idle", "low", "normal"]
 
 
+class CanarySettings(_Section):
+    """A labelled set re-judged on a schedule by each LLM judge, uncached: the agreement with its
+    labels (`assistant_judge_canary_agreement`) falls when the judge itself changes. The local
+    judge cannot change without a new release of its models, so it has no canary."""
+
+    enabled: bool = True
+    interval_s: float = Field(3600.0, ge=10)  # between runs; the first runs soon after start
+    dataset: Path | None = None  # an `eval`/`calibrate` JSONL with `labels`; None: the shipped set
+
+
 class JudgingSettings(_Section):
     workers: int = Field(2, gt=0, le=64)
     # The local judge in its own worker process, so its CPU work cannot slow ingest
@@ -447,6 +457,7 @@ class JudgingSettings(_Section):
     llm: LLMJudgingSettings = LLMJudgingSettings()
     tool_calls: ToolCallSettings = ToolCallSettings()
     queue: JudgeQueueSettings = JudgeQueueSettings()
+    canary: CanarySettings = CanarySettings()
 
     @model_validator(mode="after")
     def _budget_is_single_node(self) -> JudgingSettings:

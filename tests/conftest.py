@@ -103,6 +103,8 @@ def test_settings(**overrides: Any) -> Settings:
         "admin": {"endpoint": "127.0.0.1:0"},
         "assembly": {"root_grace_s": 0.3, "decision_wait_s": 5.0},
         "store": {"path": str(Path(tempfile.mkdtemp(prefix="assistant-monitor-")) / "store.db")},
+        # No canary traffic to a test's scripted judge unless the test asks for it.
+        "judging": {"canary": {"enabled": False}},
     }
     for key, value in overrides.items():
         section = data.setdefault(key, {})

@@ -61,7 +61,7 @@ _KEYWORDS = {
     "sum", "min", "max", "avg", "count", "rate", "irate", "increase", "histogram_quantile",
     "round", "by", "without", "on", "ignoring", "group_left", "group_right", "offset", "and",
     "or", "unless", "bool", "label_values", "abs", "clamp_min", "clamp_max", "topk", "bottomk",
-    "sqrt", "Inf",
+    "sqrt", "Inf", "max_over_time",
 }
 
 

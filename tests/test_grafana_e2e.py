@@ -336,7 +336,7 @@ def test_stationary_stream_keeps_grafana_quiet(stack: Stack) -> None:
         time.sleep(0.5)
     groups = stack.grafana.get("/api/prometheus/grafana/api/v1/rules")["data"]["groups"]
     rules = [r for g in groups for r in g["rules"]]
-    assert len(rules) == 5
+    assert len(rules) == 6
     assert [(r["name"], r.get("lastError", "")) for r in rules if r["health"] != "ok"] == []
     assert [r["name"] for r in rules if r["name"] != DRIFT_RULE and r["state"] != "inactive"] == []
     assert stack.sidecar.metric("assistant_drift_score", metric="groundedness",

@@ -25,6 +25,20 @@ class JudgeTelemetry:
             "assistant_judge_llm_calls", "LLM calls by judge and outcome (ok, unavailable: after "
             "the client's retries, refused: a 4xx, unparseable: a reply that is not a verdict).",
             ["judge", "outcome"], registry=r)
+        self.judge_canary_agreement = Gauge(
+            "assistant_judge_canary_agreement", "Agreement of a judge with the canary set's labels "
+            "at its last run (0..1); _lower and _upper: its 95% Wilson interval.",
+            ["judge", "metric"], registry=r)
+        self.judge_canary_agreement_lower = Gauge(
+            "assistant_judge_canary_agreement_lower", "The canary agreement's 95% lower bound.",
+            ["judge", "metric"], registry=r)
+        self.judge_canary_agreement_upper = Gauge(
+            "assistant_judge_canary_agreement_upper", "The canary agreement's 95% upper bound.",
+            ["judge", "metric"], registry=r)
+        self.judge_canary_runs = Counter(
+            "assistant_judge_canary_runs", "Canary runs by judge and outcome (ok; unavailable: "
+            "the judge could not be reached; the agreement keeps its last value).",
+            ["judge", "outcome"], registry=r)
         self.judge_model_changes = Counter(
             "assistant_judge_model_changes", "Times an LLM judge endpoint reported a model other "
             "than the one it reported before: the judge itself changed.", ["judge"], registry=r)
