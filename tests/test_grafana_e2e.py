@@ -1,6 +1,7 @@
 """The dashboards and Grafana-managed alerts in a real Grafana: sidecar with demo-like traffic →
 real Prometheus (the shipped recording rules, 1 s scrapes) → Grafana OSS provisioned from
-grafana/provisioning/.
+grafana/provisioning/. A second sidecar, judged by a scripted LLM endpoint, runs the judges'
+canary for the canary alert.
 
 What a user installs is used as shipped; the test changes only what an install must set (the
 Prometheus address, the dashboards folder) and, as tests/test_alerting_e2e.py does for
@@ -36,8 +37,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from monitor import demo
 from tests import traffic
 from tests.conftest import RunningSidecar, free_port, test_settings
+from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.grafana_server import GrafanaServer
 from tests.test_alerting_e2e import _wait_http
+from tests.test_canary import Switchable
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "grafana"
@@ -47,6 +50,7 @@ SHIPPED = ROOT / "grafana"
 MAY_BE_EMPTY = {
     ("Kafka consumer lag", "{{topic}}[{{partition}}]"): "no Kafka receiver in this test",
     ("Judge tokens", "{{judge}} {{kind}}"): "the local judge uses no tokens; LLM judges do",
+    ("Judge model changes", "{{judge}}"): "no judge endpoint changes its model in this test",
     ("Calls judged not needed / with unsupported arguments", "not needed"):
         "only LLM judges judge tool use; this test runs the local judge",
     ("Calls judged not needed / with unsupported arguments", "unsupported arguments"):
@@ -56,6 +60,7 @@ MAY_BE_EMPTY = {
     ("Spans refused and mapping issues", "issue: {{reason}}"): "the traffic is well formed",
 }
 DRIFT_RULE = "Assistant quality drift"
+CANARY_RULE = "Judge canary disagrees"
 # Turns the demo lacks, so that every verdict a panel shows occurs: an answer off the question
 # (irrelevant, hence incomplete) and a RAG turn whose retrieval found nothing.
 OFF_TOPIC = traffic.Case(
@@ -72,6 +77,7 @@ class Stack:
     prometheus_url: str
     grafana: GrafanaServer
     started_ms: int
+    canary_judge: Switchable  # the LLM judge of a second sidecar, which runs the canary
 
 
 def _stage_provisioning(folder: Path, prometheus_url: str) -> Path:
@@ -183,13 +189,21 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     sidecar = RunningSidecar(test_settings(
         drift={"reference_size": 60, "recent_size": 30, "min_samples": 20},
         judging={"workers": 1}))
+    # A second sidecar, judged by a scripted LLM endpoint, runs the judges' canary every 10 s.
+    canary_judge = Switchable()
+    endpoint = ScriptedOpenAIServer(canary_judge).__enter__()
+    judged_by_llm = RunningSidecar(test_settings(judging={
+        "canary": {"interval_s": 10},
+        "llm": {"endpoints": [{"name": "judge-a", "base_url": endpoint.base_url,
+                               "model": "judge-model", "max_retries": 0}]}}))
     prom_port = free_port()
     prometheus_url = f"http://127.0.0.1:{prom_port}"
     (folder / "prometheus.yml").write_text(yaml.safe_dump({
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
         "rule_files": [str(ROOT / "deploy/prometheus/rules.yml")],
         "scrape_configs": [{"job_name": "assistant-monitor", "static_configs": [
-            {"targets": [sidecar.admin_url.removeprefix("http://")]}]}]}))
+            {"targets": [sidecar.admin_url.removeprefix("http://"),
+                         judged_by_llm.admin_url.removeprefix("http://")]}]}]}))
     prometheus = subprocess.Popen(
         ["prometheus", f"--config.file={folder / 'prometheus.yml'}",
          f"--storage.tsdb.path={folder / 'prom-data'}", "--enable-feature=exemplar-storage",
@@ -209,13 +223,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         _send_otlp(sidecar, "steady-bot", steady * 16)
         _wait_settled(sidecar, 3 * len(demo.SCENARIOS) + 4 + 90 + 160)
         _wait_scraped(prometheus_url, _judged(sidecar))
-        yield Stack(sidecar, prometheus_url, grafana, started_ms)
+        yield Stack(sidecar, prometheus_url, grafana, started_ms, canary_judge)
     finally:
         if grafana is not None:
             grafana.stop()
         prometheus.terminate()
         prometheus.wait(timeout=30)
         sidecar.stop()
+        judged_by_llm.stop()
+        endpoint.__exit__(None, None, None)
 
 
 def _resolve(expr: str, datasource_uid: str) -> str:
@@ -347,3 +363,28 @@ def _timestamp(rfc3339: str) -> float:
     """Seconds since the epoch; Go writes up to nine fractional digits, Python reads six."""
     stamp = re.sub(r"(\.\d{6})\d+", r"\1", rfc3339.replace("Z", "+00:00"))
     return datetime.fromisoformat(stamp).timestamp()
+
+
+def _canary_alerts(grafana: GrafanaServer) -> list[dict[str, Any]]:
+    groups = grafana.get("/api/prometheus/grafana/api/v1/rules")["data"]["groups"]
+    rule = next(r for g in groups for r in g["rules"] if r["name"] == CANARY_RULE)
+    return [a for a in rule.get("alerts") or [] if a["labels"].get("judge") == "judge-a"]
+
+
+def test_a_judge_that_starts_answering_wrong_fires_the_canary_alert(stack: Stack) -> None:
+    """Last in this module: the judge stays wrong afterwards."""
+    deadline = time.monotonic() + 90
+    while not _canary_alerts(stack.grafana):  # evaluated on the stable judge's runs
+        assert time.monotonic() < deadline, "the canary rule never evaluated judge-a's series"
+        time.sleep(0.5)
+    quiet = [a["state"] for a in _canary_alerts(stack.grafana)]
+    assert all(state.startswith("Normal") for state in quiet), quiet
+    stack.canary_judge.wrong = True
+    deadline = time.monotonic() + 120
+    while not any(a["state"].startswith("Alerting") for a in _canary_alerts(stack.grafana)):
+        assert time.monotonic() < deadline, "the canary alert never fired in Grafana"
+        time.sleep(0.5)
+    firing = next(a for a in _canary_alerts(stack.grafana) if a["state"].startswith("Alerting"))
+    assert firing["labels"]["severity"] == "page"
+    assert "Judge judge-a agrees with the canary set" in firing["annotations"]["summary"]
+
