@@ -23,11 +23,11 @@ import gc
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry
 
 from monitor.admin import AdminServer, RecentTurns
-from monitor.canary import Canary
 from monitor.config import Settings
 from monitor.emit.drift import DriftMonitor
 from monitor.emit.evaluation_export import EvaluationExporter
@@ -49,6 +49,9 @@ from monitor.sample.stage import SamplingStage
 from monitor.store import Store, ThreadedStore
 from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult
+
+if TYPE_CHECKING:
+    from monitor.canary import Canary
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +84,7 @@ class Sidecar:
         self.store: ThreadedStore | None = None  # its SQLite calls on a thread of its own
         self.judging: JudgeStage | None = None
         self.evaluations: EvaluationExporter | None = None
-        self.canary: Canary | None = None
+        self.canary: Canary | None = None  # with LLM judges
         queue = settings.judging.queue
         self.publisher: SampledTurnPublisher | None = None  # ingest replicas of a Kafka queue
         self.turn_source: SampledTurnSource | None = None  # judge replicas of a Kafka queue
@@ -110,6 +113,8 @@ class Sidecar:
 
             canary = settings.judging.canary
             if canary.enabled and settings.judging.llm.endpoints:
+                from monitor.canary import Canary  # only with LLM judges: it loads the eval tools
+
                 self.canary = Canary(settings, self.metrics)
             self.judging = JudgeStage(
                 settings.judging, self.store, judges, self.metrics, on_verdicts,

@@ -23,8 +23,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from monitor.agreement import agreement_interval, agreement_rate
 from monitor.config import Settings
+from monitor.emit.intervals import wilson
 from monitor.errors import ConfigError
 from monitor.evaluate import Case, load_dataset
 from monitor.judges.base import Judge, JudgeError, JudgeUnavailable, close_judges
@@ -62,9 +62,9 @@ def agreement(cases: Sequence[Case], results: Sequence[JudgeResult]
             if verdict is not None:
                 judged = verdict.label if verdict.label is not None else verdict.score
                 pairs.append((_truth(case.labels[metric]), _value(judged)))
-        if pairs:
-            truth, judged = zip(*pairs, strict=True)
-            out[metric] = (agreement_rate(truth, judged), *agreement_interval(truth, judged))
+        if pairs:  # (monitor.agreement's rate and interval, without importing scipy.stats)
+            rate = sum(t == j for t, j in pairs) / len(pairs)
+            out[metric] = (rate, *wilson(rate, len(pairs)))
     return out
 
 

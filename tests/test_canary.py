@@ -77,14 +77,14 @@ def test_a_judge_that_starts_answering_wrong_shows_at_the_next_run(start_sidecar
             return sidecar.metric(f"assistant_judge_canary_agreement{suffix}", judge="judge-a",
                                   metric="completeness")
 
-        wait_until(lambda: runs() >= 1, 60, "the first canary run")
+        wait_until(lambda: runs() >= 1, 180, "the first canary run")
         stable, stable_lower = figure(), figure("_lower")
         assert stable >= 0.9, stable  # the scripted judge agrees with the shipped labels
-        wait_until(lambda: runs() >= 2, 60, "a second canary run")
+        wait_until(lambda: runs() >= 2, 180, "a second canary run")
         assert figure() == stable  # a stable judge: the same agreement, run after run
         calls = len(server.requests)
         script.wrong = True
-        wait_until(lambda: runs() >= 4, 60, "the runs after the judge changed")
+        wait_until(lambda: runs() >= 4, 180, "the runs after the judge changed")
         assert len(server.requests) > calls  # asked again: no verdict cache for the canary
         assert figure("_upper") < stable_lower, (figure(), figure("_upper"), stable_lower)
 
