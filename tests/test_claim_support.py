@@ -16,7 +16,7 @@ from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 
-SHA256 = "7d0bb1dece55ab68eeae3ff668121d150d282be0f1ce3a29de5409fbdb971c00"
+SHA256 = "ddec4c709a90d2c99a15b7574d7746003d525f071f8dbe7158f59cd3ccfb3872"
 
 
 def test_the_shipped_model_is_the_one_its_card_describes() -> None:

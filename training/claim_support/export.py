@@ -128,16 +128,22 @@ def main() -> None:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--dev-pairs", type=int, default=4000)
     parser.add_argument("--write", action="store_true", help="ship it in monitor/judges/models/")
+    parser.add_argument("--dev-only", action="store_true", help="stop after the dev figures: "
+                        "models are compared on dev, and test is read only for the one kept")
+    parser.add_argument("--onnx", type=Path, help="score this ONNX file instead of exporting "
+                        "--work/model.pt (the shipped one, to compare a new model with it)")
     args = parser.parse_args()
     started = time.perf_counter()
-    onnx_file = export_onnx(args.work)
-    print(f"exported and quantised: {onnx_file.stat().st_size / 1e6:.1f} MB "
-          f"({time.perf_counter() - started:.0f} s)", flush=True)
+    args.work.mkdir(parents=True, exist_ok=True)
+    onnx_file = args.onnx or export_onnx(args.work)
+    print(f"{'read' if args.onnx else 'exported and quantised'}: "
+          f"{onnx_file.stat().st_size / 1e6:.1f} MB ({time.perf_counter() - started:.0f} s)", flush=True)
     model = ClaimSupportModel(stage(args.work, onnx_file, 1.0, 0.5), threads=2)
 
-    dev = read_pairs(args.data / "dev.jsonl")[:args.dev_pairs]
+    dev_all = read_pairs(args.data / "dev.jsonl")
+    dev_all_logits = score(model, dev_all)
+    dev, dev_logits = dev_all[:args.dev_pairs], dev_all_logits[:args.dev_pairs]
     dev_labels = np.array([r["label"] for r in dev])
-    dev_logits = score(model, dev)
     temperature = fit_temperature(dev_labels, dev_logits)
     raw, calibrated = 1 / (1 + np.exp(-dev_logits)), 1 / (1 + np.exp(-dev_logits / temperature))
     candidates = np.unique(np.round(calibrated, 3))
@@ -147,6 +153,13 @@ def main() -> None:
     print(f"dev ({len(dev)} pairs): temperature {temperature:.3f}, expected calibration error "
           f"{ece[0]:.4f} → {ece[1]:.4f}; threshold {threshold:.3f} "
           f"({time.perf_counter() - started:.0f} s)", flush=True)
+    print(f"dev, all {len(dev_all)} pairs (for comparing models):")
+    dev_figures = report(dev_all, 1 / (1 + np.exp(-dev_all_logits / temperature)), threshold)
+    kinds = [dev_figures[k]["balanced_accuracy"] for k in dev_figures
+             if k == "vitaminc" or k.startswith("qa/") and "form=" not in k]
+    print(f"  mean over vitaminc and the kinds: {np.mean(kinds):.4f}", flush=True)
+    if args.dev_only:
+        return
 
     test = read_pairs(args.data / "test.jsonl")
     test_probabilities = 1 / (1 + np.exp(-score(model, test) / temperature))

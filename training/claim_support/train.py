@@ -128,6 +128,27 @@ def select(rows: list[dict[str, Any]], pairs: int, rng: random.Random) -> list[d
     return chosen
 
 
+def select_mix(rows: list[dict[str, Any]], pairs: int, mix: str,
+               rng: random.Random) -> list[dict[str, Any]]:
+    """A targeted draw: `mix` gives each part a share of `pairs`, e.g. "vitaminc=0.4,
+    qa/supported=0.26,qa/swapped=0.13,qa/distractor=0.13,qa/absent=0.04,qa/unrelated=0.04".
+    A part is a source ("vitaminc") or a source/kind ("qa/swapped"); a row goes to its
+    source/kind when that is named, else to its source, else to none. A part gives at most
+    every row it has (none is drawn twice)."""
+    shares = {name: float(share) for name, share in (item.split("=") for item in mix.split(","))}
+    parts: dict[str, list[dict[str, Any]]] = {name: [] for name in shares}
+    for r in rows:
+        name = f"{r['source']}/{r['kind']}"
+        name = name if name in parts else r["source"]
+        if name in parts:
+            parts[name].append(r)
+    chosen = []
+    for name in sorted(parts):
+        rng.shuffle(parts[name])
+        chosen += parts[name][:round(pairs * shares[name] / sum(shares.values()))]
+    return chosen
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="build_data.py's --out")
@@ -141,13 +162,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=23)
     parser.add_argument("--init", type=Path, help="start from these weights (a model.pt), not the "
                         "base: a further pass, over pairs drawn with another --seed")
+    parser.add_argument("--mix", help="draw by these shares of source or source/kind (see "
+                        "select_mix) instead of the even draw: a targeted further pass")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     started = time.perf_counter()
     rng = random.Random(args.seed)
     tokenizer = load_tokenizer(base_dir() / "tokenizer.json")
-    rows = select(read_pairs(args.data / "train.jsonl"), args.pairs, rng)
+    rows = read_pairs(args.data / "train.jsonl")
+    rows = (select_mix(rows, args.pairs, args.mix, rng) if args.mix
+            else select(rows, args.pairs, rng))
+    drawn: dict[str, int] = {}
+    for r in rows:
+        drawn[f"{r['source']}/{r['kind']}"] = drawn.get(f"{r['source']}/{r['kind']}", 0) + 1
+    print("drawn: " + "  ".join(f"{k} {v}" for k, v in sorted(drawn.items())), flush=True)
     plan = [b for _ in range(args.epochs) for b in batches(rows, tokenizer, args.batch, rng)]
     print(f"{len(rows)} training pairs, {len(plan)} steps ({args.epochs} epochs); "
           f"read in {time.perf_counter() - started:.0f} s", flush=True)
