@@ -1,5 +1,5 @@
 """The code stays clean: ruff (pyflakes, pycodestyle, isort, bugbear, pyupgrade) over the tree,
-and the stages' import layering (import-linter)."""
+the stages' import layering (import-linter), and rustfmt and clippy over the compiled core."""
 
 import subprocess
 import sys
@@ -21,3 +21,11 @@ def test_no_stage_imports_a_later_stage() -> None:
                           cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 kept, 0 broken" in done.stdout
+
+
+def test_the_compiled_core_is_formatted_and_clippy_clean() -> None:
+    """native/: rustfmt (native/rustfmt.toml) and clippy with every warning an error."""
+    for command in (["cargo", "fmt", "--check"],
+                    ["cargo", "clippy", "--all-targets", "--", "-D", "warnings"]):
+        done = subprocess.run(command, cwd=ROOT / "native", capture_output=True, text=True)
+        assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout}{done.stderr}"

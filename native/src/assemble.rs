@@ -20,7 +20,7 @@ use crate::{HashMap, HashSet};
 struct Pending {
     seq: u64, // its place in `order`
     first_seen: f64,
-    spans: Vec<Py<SpanFacts>>, // in order of arrival
+    spans: Vec<Py<SpanFacts>>,      // in order of arrival
     index: HashMap<Vec<u8>, usize>, // span id -> its place in `spans`
     root_seen: bool,
     size: usize, // accounted bytes of its span facts
@@ -48,7 +48,7 @@ pub struct Assembler {
     #[pyo3(get)]
     size: usize,
     sampler: Option<Py<TurnSampler>>, // decides which completed turns are passed on; None: all
-    recent: usize, // how many of a batch's last turns are recorded for /api/turns
+    recent: usize,                    // how many of a batch's last turns are recorded for /api/turns
 }
 
 /// A composed turn as Python gets it: its ids and its JSON, which
@@ -103,11 +103,24 @@ impl Assembler {
     #[pyo3(signature = (*, max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s,
                         decision_wait_s, remember_completed, recent = 0, sampler = None))]
     #[allow(clippy::too_many_arguments)]
-    fn new(max_traces: usize, max_spans: usize, max_spans_per_trace: usize, max_size: usize,
-           root_grace_s: f64, decision_wait_s: f64, remember_completed: usize, recent: usize,
-           sampler: Option<Py<TurnSampler>>) -> Self {
+    fn new(
+        max_traces: usize,
+        max_spans: usize,
+        max_spans_per_trace: usize,
+        max_size: usize,
+        root_grace_s: f64,
+        decision_wait_s: f64,
+        remember_completed: usize,
+        recent: usize,
+        sampler: Option<Py<TurnSampler>>,
+    ) -> Self {
         Assembler {
-            max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s, decision_wait_s,
+            max_traces,
+            max_spans,
+            max_spans_per_trace,
+            max_size,
+            root_grace_s,
+            decision_wait_s,
             remember_completed,
             pending: HashMap::default(),
             order: VecDeque::new(),
@@ -135,8 +148,13 @@ impl Assembler {
     /// refused because their trace is too large, the limit each flush was for). `backlog`: the
     /// sampled turns waiting for a judge, which the sampler's rates fall with.
     #[pyo3(signature = (facts, now, backlog = 0))]
-    fn add(&mut self, py: Python<'_>, facts: &Bound<'_, PyList>, now: f64, backlog: i64)
-        -> PyResult<(Completed, u64, u64, Vec<&'static str>)> {
+    fn add(
+        &mut self,
+        py: Python<'_>,
+        facts: &Bound<'_, PyList>,
+        now: f64,
+        backlog: i64,
+    ) -> PyResult<(Completed, u64, u64, Vec<&'static str>)> {
         let (mut late, mut too_large) = (0u64, 0u64);
         for item in facts.iter() {
             let item = item.downcast_into::<SpanFacts>()?;
@@ -149,10 +167,17 @@ impl Assembler {
                 }
                 self.seq += 1;
                 self.order.push_back((self.seq, trace_id.clone()));
-                self.pending.insert(trace_id.clone(), Pending {
-                    seq: self.seq, first_seen: now, spans: Vec::new(), index: HashMap::default(),
-                    root_seen: false, size: 0,
-                });
+                self.pending.insert(
+                    trace_id.clone(),
+                    Pending {
+                        seq: self.seq,
+                        first_seen: now,
+                        spans: Vec::new(),
+                        index: HashMap::default(),
+                        root_seen: false,
+                        size: 0,
+                    },
+                );
             }
             let pending = self.pending.get_mut(trace_id).expect("inserted above");
             let known = pending.index.get(&f.span_id).copied();
@@ -291,8 +316,12 @@ impl Assembler {
     /// The turns of traces taken out: composed, counted, decided on; recorded (or, with no
     /// sampler, built) where Python needs them. The backlog grows by each turn kept, as the
     /// judge queue will.
-    fn complete(&self, py: Python<'_>, done: Vec<(Vec<u8>, Pending, &'static str)>, backlog: i64)
-        -> PyResult<Completed> {
+    fn complete(
+        &self,
+        py: Python<'_>,
+        done: Vec<(Vec<u8>, Pending, &'static str)>,
+        backlog: i64,
+    ) -> PyResult<Completed> {
         let sampler = self.sampler.as_ref().map(|s| s.get());
         let (passed, recent, trace_ids) = (PyList::empty(py), PyList::empty(py), PyList::empty(py));
         // (service, route) -> [turns, tool calls ok, failed], in order of first appearance (the
@@ -302,9 +331,8 @@ impl Assembler {
         let (mut kept, mut not_sampled, mut no_question, mut no_answer) = (0i64, 0, 0, 0);
         let mut size = 0;
         let mut completions: Vec<(&str, u64)> = Vec::new();
-        let spans: Vec<Vec<PyRef<'_, SpanFacts>>> = done.iter()
-            .map(|(_, pending, _)| pending.spans.iter().map(|s| s.borrow(py)).collect())
-            .collect();
+        let spans: Vec<Vec<PyRef<'_, SpanFacts>>> =
+            done.iter().map(|(_, pending, _)| pending.spans.iter().map(|s| s.borrow(py)).collect()).collect();
         let recent_from = done.len().saturating_sub(self.recent);
         for (n, ((trace_id, pending, reason), spans)) in done.iter().zip(&spans).enumerate() {
             let turn = compose(trace_id, spans.iter().map(|s| &**s).collect(), reason);
@@ -332,12 +360,15 @@ impl Assembler {
             let record = if (keep && sampler.is_some()) || n >= recent_from {
                 let json = turn.to_json();
                 size += json.len();
-                Some(Bound::new(py, TurnRecord {
-                    trace_id: hex(trace_id),
-                    service: turn.service.to_string(),
-                    route: turn.route.map(str::to_string),
-                    json,
-                })?)
+                Some(Bound::new(
+                    py,
+                    TurnRecord {
+                        trace_id: hex(trace_id),
+                        service: turn.service.to_string(),
+                        route: turn.route.map(str::to_string),
+                        json,
+                    },
+                )?)
             } else {
                 None
             };
@@ -379,11 +410,17 @@ const COMPLETIONS: [&str; 4] = ["root_ended", "decision_wait", "evicted", "shutd
 
 /// For Python (tests): the turn that these spans of one trace make.
 #[pyfunction(name = "build_turn")]
-pub fn py_build_turn<'py>(py: Python<'py>, trace_id: &[u8], spans: Vec<PyRef<'py, SpanFacts>>,
-                          completion: &str) -> PyResult<Bound<'py, PyAny>> {
+pub fn py_build_turn<'py>(
+    py: Python<'py>,
+    trace_id: &[u8],
+    spans: Vec<PyRef<'py, SpanFacts>>,
+    completion: &str,
+) -> PyResult<Bound<'py, PyAny>> {
     if !COMPLETIONS.contains(&completion) {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "unknown completion '{completion}': expected one of {}", COMPLETIONS.join(", "))));
+            "unknown completion '{completion}': expected one of {}",
+            COMPLETIONS.join(", ")
+        )));
     }
     compose(trace_id, spans.iter().map(|s| &**s).collect(), completion).to_py(py)
 }
@@ -425,9 +462,12 @@ fn last_user_text(messages: &[Message]) -> Option<&str> {
 }
 
 fn final_text(messages: &[Message]) -> Option<&str> {
-    messages.iter().rev()
+    messages
+        .iter()
+        .rev()
         .find(|m| (m.role == "assistant" || m.role.is_empty()) && truthy(&m.content))?
-        .content.as_deref()
+        .content
+        .as_deref()
 }
 
 /// Python's str.isspace for one character.
@@ -498,8 +538,11 @@ impl<'a> Sources<'a> {
         let mut made: HashMap<*const SpanFacts, [Bound<'py, PyString>; 3]> = HashMap::default();
         for (field, (span, origin)) in self.0.entries() {
             let [id, name, conventions] = made.entry(std::ptr::from_ref(*span)).or_insert_with(|| {
-                [PyString::new(py, &hex(&span.span_id)), PyString::new(py, &span.name),
-                 PyString::new(py, &span.conventions.join(","))]
+                [
+                    PyString::new(py, &hex(&span.span_id)),
+                    PyString::new(py, &span.name),
+                    PyString::new(py, &span.conventions.join(",")),
+                ]
             });
             let source = PyList::new(py, [id, name, &PyString::new(py, origin), conventions])?;
             untrack(&source);
@@ -581,19 +624,21 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
     for (request_span, requested) in requested_calls(llm_calls) {
         let requested_id = requested.call_id.as_deref().filter(|id| !id.is_empty());
         let mut found = requested_id.and_then(|id| by_id.get(id).copied());
-        if found.is_none() {  // executed spans without ids: match by name, in order
+        if found.is_none() {
+            // executed spans without ids: match by name, in order
             found = unnamed.get_mut(&requested.name).and_then(VecDeque::pop_front);
         }
         let at = found.unwrap_or(calls.len());
         sources.set(Field::ToolArguments(at), request_span, "requested_call");
-        let answer_id = found.and_then(|n| calls[n].call_id.as_deref().filter(|id| !id.is_empty()))
-            .or(requested_id);
+        let answer_id =
+            found.and_then(|n| calls[n].call_id.as_deref().filter(|id| !id.is_empty())).or(requested_id);
         let answered = answer_id.and_then(|id| results.get(id)).copied();
         let answer = answered.and_then(|(content, span)| content.as_deref().map(|c| (c, span)));
         if let Some((_, span)) = answer {
             sources.set(Field::ToolResult(at), span, "tool_message");
         }
-        if let Some(n) = found {  // the conversation is the record; the span fills its gaps
+        if let Some(n) = found {
+            // the conversation is the record; the span fills its gaps
             let call = &mut calls[n];
             if !truthy(&call.call_id) {
                 call.call_id.clone_from(&requested.call_id);
@@ -601,7 +646,8 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
             if requested.arguments != Value::Null {
                 call.arguments = requested.arguments.clone();
             }
-            if let Some((content, _)) = answer {  // as the tool returned it
+            if let Some((content, _)) = answer {
+                // as the tool returned it
                 let mut uncounted = readers::Issues::default();
                 let text = Value::Str(content.into());
                 call.result = owned(readers::maybe_json(Some(&text), &mut uncounted));
@@ -624,8 +670,11 @@ fn tool_calls<'a>(spans: &[Span<'a>], llm_calls: &[Span<'a>], sources: &mut Sour
 type Candidate<'a> = (Option<&'a str>, Span<'a>, &'static str); // a value, its span, which fact
 
 /// The first candidate with a value; where it came from goes into `sources`.
-fn pick<'a>(field: &'static str, candidates: impl Iterator<Item = Candidate<'a>>, sources: &mut Sources<'a>)
-    -> Option<&'a str> {
+fn pick<'a>(
+    field: &'static str,
+    candidates: impl Iterator<Item = Candidate<'a>>,
+    sources: &mut Sources<'a>,
+) -> Option<&'a str> {
     for (value, span, origin) in candidates {
         if let Some(value) = value.filter(|v| !v.is_empty()) {
             sources.set(Field::Named(field), span, origin);
@@ -635,8 +684,11 @@ fn pick<'a>(field: &'static str, candidates: impl Iterator<Item = Candidate<'a>>
     None
 }
 
-fn question_candidates<'a>(spans: &[Span<'a>], entry: &[Span<'a>], llm_calls: &[Span<'a>])
-    -> Vec<Candidate<'a>> {
+fn question_candidates<'a>(
+    spans: &[Span<'a>],
+    entry: &[Span<'a>],
+    llm_calls: &[Span<'a>],
+) -> Vec<Candidate<'a>> {
     let mut out: Vec<Candidate<'a>> = Vec::new();
     out.extend(spans.iter().map(|s| (s.facts.question.as_deref(), *s, "question")));
     out.extend(entry.iter().map(|s| (s.facts.input_text.as_deref(), *s, "input_text")));
@@ -660,12 +712,15 @@ fn question_candidates<'a>(spans: &[Span<'a>], entry: &[Span<'a>], llm_calls: &[
 
 fn by_end_latest_first<'a>(spans: &[Span<'a>]) -> Vec<Span<'a>> {
     let mut sorted = spans.to_vec();
-    sorted.sort_by(|a, b| b.end_ns.cmp(&a.end_ns)); // stable, as Python's sorted(reverse=True)
+    sorted.sort_by_key(|s| std::cmp::Reverse(s.end_ns)); // stable, as Python's sorted(reverse=True)
     sorted
 }
 
-fn answer_candidates<'a>(spans: &[Span<'a>], entry: &[Span<'a>], llm_calls: &[Span<'a>])
-    -> Vec<Candidate<'a>> {
+fn answer_candidates<'a>(
+    spans: &[Span<'a>],
+    entry: &[Span<'a>],
+    llm_calls: &[Span<'a>],
+) -> Vec<Candidate<'a>> {
     let mut out: Vec<Candidate<'a>> = Vec::new();
     out.extend(spans.iter().rev().map(|s| (s.facts.answer.as_deref(), *s, "answer")));
     out.extend(entry.iter().map(|s| (s.facts.output_text.as_deref(), *s, "output_text")));
@@ -713,11 +768,13 @@ pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a
     // Log fragments whose span never arrived still carry content: they stay, untimed, first.
     spans.sort_by_key(|s| (s.start_ns, s.end_ns)); // stable
     let root = spans.iter().copied().find(|s| s.is_root);
-    let llm_calls: Vec<Span> = spans.iter().copied()
+    let llm_calls: Vec<Span> = spans
+        .iter()
+        .copied()
         .filter(|s| s.facts.role == "llm" && (!inputs(s).is_empty() || !outputs(s).is_empty()))
         .collect();
-    let mut entry: Vec<Span> = spans.iter().copied()
-        .filter(|s| s.facts.role == "chain" || s.facts.role == "agent").collect();
+    let mut entry: Vec<Span> =
+        spans.iter().copied().filter(|s| s.facts.role == "chain" || s.facts.role == "agent").collect();
     if let Some(root) = root {
         if let Some(at) = entry.iter().position(|s| std::ptr::eq(*s, root)) {
             entry.remove(at);
@@ -726,7 +783,8 @@ pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a
     }
 
     let mut sources = Sources::default();
-    let question = pick("question", question_candidates(&spans, &entry, &llm_calls).into_iter(), &mut sources);
+    let question =
+        pick("question", question_candidates(&spans, &entry, &llm_calls).into_iter(), &mut sources);
     let answer = pick("answer", answer_candidates(&spans, &entry, &llm_calls).into_iter(), &mut sources);
 
     let mut documents: Vec<&Document> = Vec::new();
@@ -748,7 +806,9 @@ pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a
     }
     let first = root.or(spans.first().copied());
     let tool_calls = tool_calls(&spans, &llm_calls, &mut sources);
-    let service = first.and_then(|f| f.service.as_deref()).filter(|s| !s.is_empty())
+    let service = first
+        .and_then(|f| f.service.as_deref())
+        .filter(|s| !s.is_empty())
         .or_else(|| first_text(spans.iter().map(|s| &s.service)))
         .unwrap_or("unknown");
     let model = match model_span {
@@ -756,7 +816,8 @@ pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a
         None => first_text(spans.iter().map(|s| &s.facts.model)),
     };
     let tokens = |read: fn(Span) -> i64| spans.iter().map(|s| read(s) as i128).sum::<i128>();
-    let mut conventions: Vec<&str> = spans.iter().flat_map(|s| s.conventions.iter().map(String::as_str)).collect();
+    let mut conventions: Vec<&str> =
+        spans.iter().flat_map(|s| s.conventions.iter().map(String::as_str)).collect();
     conventions.sort_unstable();
     conventions.dedup();
     Turn {
@@ -876,13 +937,12 @@ impl Turn<'_> {
         }
         o.push_str(",\"conversation_id\":");
         text(o, self.conversation_id);
-        o.push_str(&format!(
-            ",\"start_time_unix_nano\":{},\"duration_ms\":",
-            self.start.unwrap_or(0)));
+        o.push_str(&format!(",\"start_time_unix_nano\":{},\"duration_ms\":", self.start.unwrap_or(0)));
         write_pydantic_float(self.duration_ms(), o);
         o.push_str(&format!(
             ",\"input_tokens\":{},\"output_tokens\":{},\"span_count\":{},\"conventions\":[",
-            self.input_tokens, self.output_tokens, self.span_count));
+            self.input_tokens, self.output_tokens, self.span_count
+        ));
         for (n, convention) in self.conventions.iter().enumerate() {
             if n > 0 {
                 o.push(',');
@@ -899,7 +959,9 @@ impl Turn<'_> {
             write_json_str(&field.name(), o);
             o.push_str(":[");
             for (m, part) in [&hex(&span.span_id), &span.name, *origin, &span.conventions.join(",")]
-                .into_iter().enumerate() {
+                .into_iter()
+                .enumerate()
+            {
                 if m > 0 {
                     o.push(',');
                 }

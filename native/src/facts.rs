@@ -27,10 +27,10 @@ pub struct SpanFacts {
     pub start_ns: u64,
     pub end_ns: u64,
     pub error: Option<String>,
-    pub is_root: bool,             // no parent, or a parent in another process (remote)
-    pub is_log_fragment: bool,     // built from log events, merged into the span's facts
-    pub conventions: Vec<String>,  // sorted, each once
-    pub facts: Facts,              // what the convention rules read (semconv.rs)
+    pub is_root: bool,            // no parent, or a parent in another process (remote)
+    pub is_log_fragment: bool,    // built from log events, merged into the span's facts
+    pub conventions: Vec<String>, // sorted, each once
+    pub facts: Facts,             // what the convention rules read (semconv.rs)
 }
 
 impl SpanFacts {
@@ -132,15 +132,31 @@ impl SpanFacts {
         const SPAN: usize = 1024; // the object, its ids, lists, the slot holding it
         let f = &self.facts;
         let mut size = SPAN;
-        for text in [&self.service, &self.tenant, &f.input_text, &f.output_text, &f.model,
-                     &f.question, &f.answer, &f.route, &f.scenario_id, &f.conversation_id,
-                     &self.error].into_iter().flatten() {
+        for text in [
+            &self.service,
+            &self.tenant,
+            &f.input_text,
+            &f.output_text,
+            &f.model,
+            &f.question,
+            &f.answer,
+            &f.route,
+            &f.scenario_id,
+            &f.conversation_id,
+            &self.error,
+        ]
+        .into_iter()
+        .flatten()
+        {
             size += str_size(text);
         }
         size += str_size(&self.name);
-        for messages in [f.input_messages.as_deref().unwrap_or(&[]),
-                         f.output_messages.as_deref().unwrap_or(&[]),
-                         &f.event_inputs, &f.event_outputs] {
+        for messages in [
+            f.input_messages.as_deref().unwrap_or(&[]),
+            f.output_messages.as_deref().unwrap_or(&[]),
+            &f.event_inputs,
+            &f.event_outputs,
+        ] {
             for m in messages {
                 size += ITEM + str_size(&m.role) + opt_size(&m.content) + opt_size(&m.tool_call_id);
                 size += m.tool_calls.iter().map(call_size).sum::<usize>();
@@ -191,8 +207,11 @@ fn value_size(value: &Value) -> usize {
 }
 
 fn call_size(c: &ToolCall) -> usize {
-    ITEM + str_size(&c.name) + value_size(&c.arguments) + value_size(&c.result)
-        + opt_size(&c.error) + opt_size(&c.call_id)
+    ITEM + str_size(&c.name)
+        + value_size(&c.arguments)
+        + value_size(&c.result)
+        + opt_size(&c.error)
+        + opt_size(&c.call_id)
 }
 
 // -- as Python sees them ----------------------------------------------------------------------
@@ -233,8 +252,11 @@ static OBJECT_NEW: pyo3::sync::GILOnceCell<Py<PyAny>> = pyo3::sync::GILOnceCell:
 /// order), `given` naming the fields set: what `model_construct` makes, without its Python
 /// loop. Only for values built here from typed Rust values, which already have their fields'
 /// types: validating them again took a third of assembly's time (bench/ingest.py's mix).
-pub fn construct<'py>(class: &Bound<'py, PyAny>, values: Bound<'py, PyDict>,
-                      given: Bound<'py, PySet>) -> PyResult<Bound<'py, PyAny>> {
+pub fn construct<'py>(
+    class: &Bound<'py, PyAny>,
+    values: Bound<'py, PyDict>,
+    given: Bound<'py, PySet>,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = class.py();
     let new = OBJECT_NEW.get_or_try_init(py, || {
         py.import("builtins")?.getattr("object")?.getattr("__new__").map(Bound::unbind)
@@ -243,10 +265,12 @@ pub fn construct<'py>(class: &Bound<'py, PyAny>, values: Bound<'py, PyDict>,
     untrack(&values);
     untrack(&given);
     let none = py.None().into_bound(py);
-    for (slot, value) in [(intern!(py, "__dict__"), values.as_any()),
-                          (intern!(py, "__pydantic_fields_set__"), given.as_any()),
-                          (intern!(py, "__pydantic_extra__"), &none),
-                          (intern!(py, "__pydantic_private__"), &none)] {
+    for (slot, value) in [
+        (intern!(py, "__dict__"), values.as_any()),
+        (intern!(py, "__pydantic_fields_set__"), given.as_any()),
+        (intern!(py, "__pydantic_extra__"), &none),
+        (intern!(py, "__pydantic_private__"), &none),
+    ] {
         // object.__setattr__: BaseModel's own __setattr__ would validate the assignment.
         if unsafe { pyo3::ffi::PyObject_GenericSetAttr(model.as_ptr(), slot.as_ptr(), value.as_ptr()) } != 0 {
             return Err(PyErr::fetch(py));
@@ -264,15 +288,19 @@ pub fn construct<'py>(class: &Bound<'py, PyAny>, values: Bound<'py, PyDict>,
 pub fn untrack<T>(object: &Bound<'_, T>) {
     let object = object.as_ptr();
     unsafe {
-        if pyo3::ffi::PyObject_GC_IsTracked(object) == 1 { // a string has no collector header
+        if pyo3::ffi::PyObject_GC_IsTracked(object) == 1 {
+            // a string has no collector header
             pyo3::ffi::PyObject_GC_UnTrack(object.cast());
         }
     }
 }
 
 /// A model whose fields are all given, built from `(name, value)` pairs in declaration order.
-fn model<'py>(class: &Py<PyAny>, py: Python<'py>, fields: &[(&Bound<'py, PyString>, Bound<'py, PyAny>)])
-    -> PyResult<Bound<'py, PyAny>> {
+fn model<'py>(
+    class: &Py<PyAny>,
+    py: Python<'py>,
+    fields: &[(&Bound<'py, PyString>, Bound<'py, PyAny>)],
+) -> PyResult<Bound<'py, PyAny>> {
     let values = PyDict::new(py);
     for (name, value) in fields {
         values.set_item(*name, value)?;
@@ -282,30 +310,42 @@ fn model<'py>(class: &Py<PyAny>, py: Python<'py>, fields: &[(&Bound<'py, PyStrin
 
 /// A ToolCall.
 pub fn tool_call_py<'py>(py: Python<'py>, c: &ToolCall) -> PyResult<Bound<'py, PyAny>> {
-    model(&models(py)?.tool_call, py, &[
-        (intern!(py, "name"), PyString::new(py, &c.name).into_any()),
-        (intern!(py, "arguments"), to_py(py, &c.arguments)?),
-        (intern!(py, "result"), to_py(py, &c.result)?),
-        (intern!(py, "error"), opt_str(py, &c.error)),
-        (intern!(py, "call_id"), opt_str(py, &c.call_id)),
-    ])
+    model(
+        &models(py)?.tool_call,
+        py,
+        &[
+            (intern!(py, "name"), PyString::new(py, &c.name).into_any()),
+            (intern!(py, "arguments"), to_py(py, &c.arguments)?),
+            (intern!(py, "result"), to_py(py, &c.result)?),
+            (intern!(py, "error"), opt_str(py, &c.error)),
+            (intern!(py, "call_id"), opt_str(py, &c.call_id)),
+        ],
+    )
 }
 
 /// A RetrievedDocument.
 pub fn document_py<'py>(py: Python<'py>, d: &Document) -> PyResult<Bound<'py, PyAny>> {
-    model(&models(py)?.document, py, &[
-        (intern!(py, "id"), opt_str(py, &d.id)),
-        (intern!(py, "content"), opt_str(py, &d.content)),
-        (intern!(py, "score"), d.score.into_pyobject(py)?.into_any()),
-    ])
+    model(
+        &models(py)?.document,
+        py,
+        &[
+            (intern!(py, "id"), opt_str(py, &d.id)),
+            (intern!(py, "content"), opt_str(py, &d.content)),
+            (intern!(py, "score"), d.score.into_pyobject(py)?.into_any()),
+        ],
+    )
 }
 
 /// A Feedback (its score within -1..1: the mappers and SpanFacts' constructor refuse others).
 pub fn feedback_py<'py>(py: Python<'py>, f: &Feedback) -> PyResult<Bound<'py, PyAny>> {
-    model(&models(py)?.feedback, py, &[
-        (intern!(py, "score"), f.score.into_pyobject(py)?.into_any()),
-        (intern!(py, "comment"), opt_str(py, &f.comment)),
-    ])
+    model(
+        &models(py)?.feedback,
+        py,
+        &[
+            (intern!(py, "score"), f.score.into_pyobject(py)?.into_any()),
+            (intern!(py, "comment"), opt_str(py, &f.comment)),
+        ],
+    )
 }
 
 pub fn calls_py<'py>(py: Python<'py>, calls: &[ToolCall]) -> PyResult<Bound<'py, PyList>> {
@@ -316,8 +356,12 @@ fn messages_py<'py>(py: Python<'py>, messages: &[Message]) -> PyResult<Bound<'py
     let class = models(py)?.message.bind(py);
     let list = PyList::empty(py);
     for m in messages {
-        list.append(class.call1((&m.role, opt_str(py, &m.content), calls_py(py, &m.tool_calls)?,
-                                 opt_str(py, &m.tool_call_id)))?)?;
+        list.append(class.call1((
+            &m.role,
+            opt_str(py, &m.content),
+            calls_py(py, &m.tool_calls)?,
+            opt_str(py, &m.tool_call_id),
+        ))?)?;
     }
     Ok(list)
 }
@@ -369,7 +413,11 @@ fn messages_from(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Message>> {
 }
 
 fn opt<T>(obj: &Bound<'_, PyAny>, read: impl Fn(&Bound<'_, PyAny>) -> PyResult<T>) -> PyResult<Option<T>> {
-    if obj.is_none() { Ok(None) } else { read(obj).map(Some) }
+    if obj.is_none() {
+        Ok(None)
+    } else {
+        read(obj).map(Some)
+    }
 }
 
 #[pymethods]
@@ -381,9 +429,20 @@ impl SpanFacts {
                         service=None, tenant=None, name=String::new(), start_ns=0, end_ns=0,
                         error=None, is_root=false, is_log_fragment=false, **mapped))]
     #[allow(clippy::too_many_arguments)]
-    fn py_new(span_id: Vec<u8>, trace_id: Vec<u8>, parent_span_id: Vec<u8>, service: Option<String>,
-              tenant: Option<String>, name: String, start_ns: u64, end_ns: u64, error: Option<String>,
-              is_root: bool, is_log_fragment: bool, mapped: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    fn py_new(
+        span_id: Vec<u8>,
+        trace_id: Vec<u8>,
+        parent_span_id: Vec<u8>,
+        service: Option<String>,
+        tenant: Option<String>,
+        name: String,
+        start_ns: u64,
+        end_ns: u64,
+        error: Option<String>,
+        is_root: bool,
+        is_log_fragment: bool,
+        mapped: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
         let mut s = SpanFacts::new(&trace_id, &span_id);
         s.parent_span_id = parent_span_id;
         (s.service, s.tenant, s.name, s.error) = (service, tenant, name, error);
@@ -394,7 +453,9 @@ impl SpanFacts {
             match key.as_str() {
                 "role" => {
                     let role: String = value.extract()?;
-                    f.role = ROLES.iter().find(|r| **r == role)
+                    f.role = ROLES
+                        .iter()
+                        .find(|r| **r == role)
                         .ok_or_else(|| PyValueError::new_err(format!("unknown role '{role}'")))?;
                 }
                 "conventions" => {
@@ -419,21 +480,26 @@ impl SpanFacts {
                 "tool" => f.tool = opt(&value, tool_call_from)?,
                 "expected_tool_calls" => f.expected_tool_calls = opt(&value, calls_from)?,
                 "documents" => {
-                    f.documents = value.try_iter()?.map(|d| {
-                        let d = d?;
-                        Ok(Document {
-                            id: opt_string(&d.getattr("id")?)?,
-                            content: opt_string(&d.getattr("content")?)?,
-                            score: d.getattr("score")?.extract()?,
+                    f.documents = value
+                        .try_iter()?
+                        .map(|d| {
+                            let d = d?;
+                            Ok(Document {
+                                id: opt_string(&d.getattr("id")?)?,
+                                content: opt_string(&d.getattr("content")?)?,
+                                score: d.getattr("score")?.extract()?,
+                            })
                         })
-                    }).collect::<PyResult<_>>()?;
+                        .collect::<PyResult<_>>()?;
                 }
                 "feedback" => {
                     f.feedback = opt(&value, |v| {
                         let score: f64 = v.getattr("score")?.extract()?;
-                        if !(-1.0..=1.0).contains(&score) { // as the mappers drop such scores
+                        if !(-1.0..=1.0).contains(&score) {
+                            // as the mappers drop such scores
                             return Err(PyValueError::new_err(format!(
-                                "feedback score {score} is outside -1..1")));
+                                "feedback score {score} is outside -1..1"
+                            )));
                         }
                         Ok(Feedback { score, comment: opt_string(&v.getattr("comment")?)? })
                     })?;
@@ -531,9 +597,7 @@ impl SpanFacts {
     }
     #[getter]
     fn documents<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let docs = self.facts.documents.iter()
-            .map(|d| document_py(py, d))
-            .collect::<PyResult<Vec<_>>>()?;
+        let docs = self.facts.documents.iter().map(|d| document_py(py, d)).collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, docs)
     }
     #[getter]
@@ -558,9 +622,7 @@ impl SpanFacts {
     }
     #[getter]
     fn feedback<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.facts.feedback.as_ref()
-            .map(|f| feedback_py(py, f))
-            .transpose()
+        self.facts.feedback.as_ref().map(|f| feedback_py(py, f)).transpose()
     }
     #[getter]
     fn scenario_id(&self) -> Option<&str> {

@@ -183,11 +183,10 @@ impl<S: Service> UnaryService<Bytes> for Export<S> {
     type Future = BoxFuture<Result<tonic::Response<Bytes>, Status>>;
 
     fn call(&mut self, request: tonic::Request<Bytes>) -> Self::Future {
-        let authorization = request.metadata().get("authorization")
-            .and_then(|value| value.to_str().ok()).map(str::to_owned);
+        let authorization =
+            request.metadata().get("authorization").and_then(|value| value.to_str().ok()).map(str::to_owned);
         let (reply, answer) = oneshot::channel();
-        self.queue.push(Pending { signal: S::SIGNAL, body: request.into_inner(), authorization,
-                                  reply });
+        self.queue.push(Pending { signal: S::SIGNAL, body: request.into_inner(), authorization, reply });
         Box::pin(async move {
             match answer.await {
                 Ok(result) => result.map(tonic::Response::new),
@@ -213,7 +212,11 @@ pub struct GrpcCall {
 
 impl GrpcCall {
     fn answer(&self, result: Result<Bytes, Status>) -> PyResult<()> {
-        let reply = self.reply.lock().unwrap().take()
+        let reply = self
+            .reply
+            .lock()
+            .unwrap()
+            .take()
             .ok_or_else(|| PyRuntimeError::new_err("this gRPC call was already answered"))?;
         let _ = reply.send(result); // the client gone, or the server stopped: nobody to tell
         Ok(())
@@ -258,8 +261,7 @@ impl GrpcServer {
     /// LogsService/Export. `tls`: (certificate chain PEM, private key PEM).
     #[new]
     #[pyo3(signature = (endpoint, max_message_bytes, tls=None))]
-    fn new(endpoint: &str, max_message_bytes: usize, tls: Option<(Vec<u8>, Vec<u8>)>)
-           -> PyResult<Self> {
+    fn new(endpoint: &str, max_message_bytes: usize, tls: Option<(Vec<u8>, Vec<u8>)>) -> PyResult<Self> {
         // As an OSError with its errno, as Python's own servers raise it (the CLI names the port).
         let listener = bind(endpoint).map_err(|err| {
             let reason = std::io::Error::from(err.kind()); // its text, without "(os error N)"
@@ -286,15 +288,19 @@ impl GrpcServer {
         if unsafe { libc::fcntl(wake.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } == -1 {
             return Err(std::io::Error::last_os_error().into());
         }
-        let queue = Arc::new(Queue { calls: Mutex::new(Vec::new()), woken: AtomicBool::new(false),
-                                     wake: wake_writer });
-        let router = builder.add_service(Otlp::<Traces>::new(&queue, max_message_bytes))
-            .add_service(Otlp::<Logs>::new(&queue, max_message_bytes));
+        let queue = Arc::new(Queue {
+            calls: Mutex::new(Vec::new()),
+            woken: AtomicBool::new(false),
+            wake: wake_writer,
+        });
+        let router =
+            builder
+                .add_service(Otlp::<Traces>::new(&queue, max_message_bytes))
+                .add_service(Otlp::<Logs>::new(&queue, max_message_bytes));
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let incoming = {
             let _runtime = runtime.enter();
-            tonic::transport::server::TcpIncoming::from(
-                tokio::net::TcpListener::from_std(listener)?)
+            tonic::transport::server::TcpIncoming::from(tokio::net::TcpListener::from_std(listener)?)
         };
         let (stopping, stop_signal) = watch::channel(None::<Duration>);
         let thread = std::thread::Builder::new().name("otlp-grpc".into()).spawn(move || {
@@ -306,8 +312,7 @@ impl GrpcServer {
                 });
                 // Stopping: no new calls; those in flight get the grace period to finish.
                 let grace_over = async move {
-                    let Ok(limit) = grace.wait_for(Option::is_some).await.map(|d| d.unwrap())
-                    else { return };
+                    let Ok(limit) = grace.wait_for(Option::is_some).await.map(|d| d.unwrap()) else { return };
                     tokio::time::sleep(limit).await;
                 };
                 tokio::select! {
@@ -333,12 +338,15 @@ impl GrpcServer {
         let _ = std::io::Read::read(&mut &self.wake, &mut buf);
         self.queue.woken.store(false, Ordering::Release);
         let calls = std::mem::take(&mut *self.queue.calls.lock().unwrap());
-        Ok(calls.into_iter().map(|call| GrpcCall {
-            signal: call.signal,
-            body: PyBytes::new(py, &call.body).unbind(),
-            authorization: call.authorization,
-            reply: Mutex::new(Some(call.reply)),
-        }).collect())
+        Ok(calls
+            .into_iter()
+            .map(|call| GrpcCall {
+                signal: call.signal,
+                body: PyBytes::new(py, &call.body).unbind(),
+                authorization: call.authorization,
+                reply: Mutex::new(Some(call.reply)),
+            })
+            .collect())
     }
 
     /// Stop taking calls, let those in flight finish for up to `grace_s`, and end the thread.

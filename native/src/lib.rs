@@ -87,8 +87,8 @@ use wire::{fields, Value, FIXED32, FIXED64, LEN, VARINT};
 
 const STATUS_ERROR: i32 = 2;
 const PARENT_IS_REMOTE: u64 = 0x300; // Span.flags: "has is_remote" and "parent is remote"
-// How deep KeyValues nest in a request (wire::check's depth): a resource's below the request,
-// ResourceSpans and Resource; an event's below the span's Event.
+                                     // How deep KeyValues nest in a request (wire::check's depth): a resource's below the request,
+                                     // ResourceSpans and Resource; an event's below the span's Event.
 const RESOURCE_ATTRIBUTE_DEPTH: i32 = wire::MAX_DEPTH - 3;
 const EVENT_ATTRIBUTE_DEPTH: i32 = wire::SPAN_ATTRIBUTE_DEPTH - 1;
 
@@ -230,11 +230,7 @@ const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 fn base64(data: &[u8]) -> String {
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -259,8 +255,7 @@ impl Walk {
     /// One AnyValue, `level` arrays and lists down in its attribute and at protobuf nesting
     /// `depth` (checked as it is read): strings cut at max_len characters, arrays and kvlists
     /// below max_depth levels (null beyond), bytes as base64 text. Counts what it cut or dropped.
-    fn value<'a>(&mut self, pieces: &[&'a [u8]], level: usize, depth: i32)
-        -> wire::Result<value::Value<'a>> {
+    fn value<'a>(&mut self, pieces: &[&'a [u8]], level: usize, depth: i32) -> wire::Result<value::Value<'a>> {
         use value::Value as V;
         Ok(match any_value(pieces, depth)? {
             Any::Unset => V::Null,
@@ -325,8 +320,11 @@ impl Walk {
 
     /// A span's or an event's attributes (its KeyValues, at protobuf nesting `depth`, in
     /// order), each key once, as a dict holds them.
-    fn attributes<'a>(&mut self, key_values: &[&'a [u8]], depth: i32)
-        -> wire::Result<Vec<(Cow<'a, str>, value::Value<'a>)>> {
+    fn attributes<'a>(
+        &mut self,
+        key_values: &[&'a [u8]],
+        depth: i32,
+    ) -> wire::Result<Vec<(Cow<'a, str>, value::Value<'a>)>> {
         let mut map = value::MapBuilder::with_capacity(key_values.len());
         for kv in key_values {
             let (key, value) = key_value(kv, depth)?;
@@ -375,10 +373,7 @@ impl TraceDecoder {
             too_deep: 0,
             issues: readers::Issues::default(),
         };
-        let out = Decoded {
-            facts: PyList::empty(py),
-            refused: PyList::empty(py),
-        };
+        let out = Decoded { facts: PyList::empty(py), refused: PyList::empty(py) };
         let mut received: u64 = 0;
         for (number, wire, v) in fields(body) {
             if let (1, LEN, Value::Len(rs)) = (number, wire, v) {
@@ -430,19 +425,13 @@ impl TraceDecoder {
                     }
                 }
                 (2, LEN, Value::Len(scope_spans)) => {
-                    count += fields(scope_spans)
-                        .filter(|f| f.0 == 2 && f.1 == LEN)
-                        .count() as u64;
+                    count += fields(scope_spans).filter(|f| f.0 == 2 && f.1 == LEN).count() as u64;
                 }
                 _ => {}
             }
         }
         // `string_value or None`, as the Python decoder reads them.
-        let tenant = if tenant.is_empty() {
-            None
-        } else {
-            Some(tenant)
-        };
+        let tenant = if tenant.is_empty() { None } else { Some(tenant) };
         if let Some(expected) = &self.tenant_id {
             if tenant != Some(expected.as_str()) {
                 // Its spans' attributes are not read, so not checked yet.
@@ -480,8 +469,7 @@ impl TraceDecoder {
         let (mut status_code, mut status_message) = (0i32, "");
         // One pass over the span's fields; its attributes and events are read once its ids
         // have passed.
-        let (mut key_values, mut event_bufs): (Vec<&[u8]>, Vec<&[u8]>) =
-            (Vec::with_capacity(16), Vec::new()); // most spans carry fewer than 16 attributes
+        let (mut key_values, mut event_bufs): (Vec<&[u8]>, Vec<&[u8]>) = (Vec::with_capacity(16), Vec::new()); // most spans carry fewer than 16 attributes
         for (number, wire, v) in fields(buf) {
             match (number, wire, v) {
                 (9, LEN, Value::Len(kv)) => key_values.push(kv),
@@ -542,11 +530,7 @@ impl TraceDecoder {
         };
         let is_root = parent.is_empty() || flags & PARENT_IS_REMOTE == PARENT_IS_REMOTE;
         let error = if status_code == STATUS_ERROR {
-            Some(if status_message.is_empty() {
-                "error"
-            } else {
-                status_message
-            })
+            Some(if status_message.is_empty() { "error" } else { status_message })
         } else {
             None
         };
@@ -620,6 +604,9 @@ pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<value::Value<'static>>
     })
 }
 
+/// A reader's answer, and its issues by reason.
+type ReadResult<'py> = (Bound<'py, PyAny>, Vec<(String, u64)>);
+
 /// One of readers.rs's readers on a Python value, for the tests that hold them to
 /// monitor/ingest/semconv/_common.py: (its answer, issues by reason).
 #[pyfunction]
@@ -628,7 +615,7 @@ fn read<'py>(
     reader: &str,
     value: &Bound<'py, PyAny>,
     name: &str,
-) -> PyResult<(Bound<'py, PyAny>, Vec<(String, u64)>)> {
+) -> PyResult<ReadResult<'py>> {
     use value::Value as V;
     let value = from_py(value)?;
     let arg = if value == V::Null { None } else { Some(&value) };
@@ -649,9 +636,7 @@ fn read<'py>(
             V::Map(items) => Some(V::List(
                 readers::indexed(items, name)
                     .into_iter()
-                    .map(|group| {
-                        V::Map(group.into_iter().map(|(k, v)| (k.into(), v.clone())).collect())
-                    })
+                    .map(|group| V::Map(group.into_iter().map(|(k, v)| (k.into(), v.clone())).collect()))
                     .collect(),
             )),
             _ => None,
@@ -664,13 +649,11 @@ fn read<'py>(
 /// The rules on one span, a panic in them (a bug) made an ordinary error: the span is refused
 /// and counted, not the request failed (PyO3's PanicException is no Exception).
 fn guarded<T>(rules: impl FnOnce() -> T) -> PyResult<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(rules)).map_err(|_| {
-        pyo3::exceptions::PyRuntimeError::new_err("the convention rules failed on a span")
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(rules))
+        .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("the convention rules failed on a span"))
 }
 
-fn attrs_from_py(obj: &Bound<'_, PyAny>)
-    -> PyResult<Vec<(Cow<'static, str>, value::Value<'static>)>> {
+fn attrs_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(Cow<'static, str>, value::Value<'static>)>> {
     match from_py(obj)? {
         value::Value::Map(items) => Ok(items),
         _ => Ok(Vec::new()),
@@ -705,7 +688,10 @@ fn map_span(
 /// Log records' GenAI events about one span, in order, into its fragment `facts`; returns the
 /// issues found.
 #[pyfunction]
-fn map_log_events(facts: &Bound<'_, facts::SpanFacts>, events: &Bound<'_, PyAny>) -> PyResult<Vec<(String, u64)>> {
+fn map_log_events(
+    facts: &Bound<'_, facts::SpanFacts>,
+    events: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(String, u64)>> {
     let events = events_from_py(events)?;
     let mut issues = readers::Issues::default();
     let mapped = guarded(|| semconv::extract_events(&events, &mut issues))?;

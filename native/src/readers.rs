@@ -40,8 +40,7 @@ fn loads<'a>(text: &'a str, issues: &mut Issues) -> Option<Value<'a>> {
 
 /// A JSON-encoded attribute decoded; structured values pass through; garbage counted as
 /// `reason`, values nested too deep as `value_too_deep`.
-pub fn json_value<'a>(value: Option<&'a Value<'a>>, issues: &mut Issues, reason: &str)
-    -> Option<Value<'a>> {
+pub fn json_value<'a>(value: Option<&'a Value<'a>>, issues: &mut Issues, reason: &str) -> Option<Value<'a>> {
     let decoded = match value? {
         Value::Str(text) => match loads(text, issues) {
             Some(decoded) => decoded,
@@ -145,7 +144,11 @@ pub fn int(value: Option<&Value>, issues: &mut Issues) -> i64 {
         Value::Str(s) => {
             let t = s.trim();
             let plain = !t.starts_with('_') && !t.ends_with('_') && !t.contains("__");
-            if plain { t.replace('_', "").parse::<i64>().unwrap_or(-1) } else { -1 }
+            if plain {
+                t.replace('_', "").parse::<i64>().unwrap_or(-1)
+            } else {
+                -1
+            }
         }
         _ => -1, // a big integer, a non-finite float, a list, a map
     };
@@ -311,7 +314,9 @@ pub fn indexed<'a, E: Entry>(attrs: &'a [E], prefix: &str) -> Vec<Vec<(&'a str, 
         let Some((index, rest)) = key.strip_prefix(prefix).and_then(|t| t.split_once('.')) else {
             continue;
         };
-        if rest.is_empty() || index.is_empty() || index.len() > 9
+        if rest.is_empty()
+            || index.is_empty()
+            || index.len() > 9
             || !index.bytes().all(|b| b.is_ascii_digit())
         {
             continue;
@@ -336,8 +341,7 @@ pub fn metadata_id(metadata: Option<&Value>) -> Option<String> {
 /// ({"type": "tool", "data": {...}} or {"lc": 1, "id": [..., "ToolMessage"], "kwargs": {...}}):
 /// its content, and the error when its status says the tool failed. A failure the tool handled
 /// leaves the span's own status OK, so this is the only sign of it. None: not a tool message.
-pub fn tool_message<'a>(value: Option<&'a Value<'a>>)
-    -> Option<(Option<Value<'a>>, Option<String>)> {
+pub fn tool_message<'a>(value: Option<&'a Value<'a>>) -> Option<(Option<Value<'a>>, Option<String>)> {
     let mut value = value?;
     let Value::Map(items) = value else { return None };
     // A LangChain callback's payload: {"output": ..., "kwargs"?: ...}

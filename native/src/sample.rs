@@ -40,7 +40,8 @@ pub struct Traits<'a> {
 impl<'a> Traits<'a> {
     pub fn of(turn: &'a Turn<'a>) -> Self {
         Traits {
-            trace_id_low: turn.trace_id[turn.trace_id.len().saturating_sub(8)..].iter()
+            trace_id_low: turn.trace_id[turn.trace_id.len().saturating_sub(8)..]
+                .iter()
                 .fold(0, |n, b| n << 8 | u64::from(*b)),
             service: turn.service,
             route: turn.route,
@@ -72,20 +73,35 @@ impl TurnSampler {
     #[new]
     #[pyo3(signature = (*, always_keep, default_rate, service_rates, route_rates, low_watermark,
                         high_watermark, min_factor))]
-    fn new(always_keep: Vec<String>, default_rate: f64, service_rates: HashMap<String, f64>,
-           route_rates: HashMap<String, f64>, low_watermark: i64, high_watermark: i64,
-           min_factor: f64) -> PyResult<Self> {
+    fn new(
+        always_keep: Vec<String>,
+        default_rate: f64,
+        service_rates: HashMap<String, f64>,
+        route_rates: HashMap<String, f64>,
+        low_watermark: i64,
+        high_watermark: i64,
+        min_factor: f64,
+    ) -> PyResult<Self> {
         let mut rules = Vec::new();
         for name in &always_keep {
             let Some(&(name, rule)) = RULES.iter().find(|(known, _)| known == name) else {
                 let known: Vec<&str> = RULES.iter().map(|(n, _)| *n).collect();
                 return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "unknown always-keep rule '{name}': expected one of {}", known.join(", "))));
+                    "unknown always-keep rule '{name}': expected one of {}",
+                    known.join(", ")
+                )));
             };
             rules.push((name, rule));
         }
-        Ok(TurnSampler { rules, default_rate, service_rates, route_rates, low_watermark,
-                         high_watermark, min_factor })
+        Ok(TurnSampler {
+            rules,
+            default_rate,
+            service_rates,
+            route_rates,
+            low_watermark,
+            high_watermark,
+            min_factor,
+        })
     }
 
     /// 1 below the low watermark, falling linearly to `min_factor` at the high watermark.
@@ -121,7 +137,11 @@ impl TurnSampler {
             trace_id_low,
             service: &service,
             route: route.as_deref(),
-            feedback_score: if feedback.is_none() { None } else { Some(feedback.getattr("score")?.extract()?) },
+            feedback_score: if feedback.is_none() {
+                None
+            } else {
+                Some(feedback.getattr("score")?.extract()?)
+            },
             documents: turn.getattr("documents")?.len()?,
             tool_calls: calls.len()?,
             error: !turn.getattr("error")?.is_none(),

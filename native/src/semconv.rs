@@ -24,8 +24,8 @@
 use std::borrow::Cow;
 
 use crate::readers::{
-    float, indexed, int, json_value, maybe_json, metadata_id, py_str, string, text, tool_message,
-    Entry, Issues,
+    float, indexed, int, json_value, maybe_json, metadata_id, py_str, string, text, tool_message, Entry,
+    Issues,
 };
 use crate::value::{owned, Value};
 
@@ -147,8 +147,7 @@ fn has(attrs: &Attrs, key: &str) -> bool {
 }
 
 /// `attrs.get(key, default)`: the default only where the key is absent.
-fn get_or<'a>(attrs: &'a Attrs<'a>, key: &str, default: Option<&'a Value<'a>>)
-    -> Option<&'a Value<'a>> {
+fn get_or<'a>(attrs: &'a Attrs<'a>, key: &str, default: Option<&'a Value<'a>>) -> Option<&'a Value<'a>> {
     match attrs.iter().find(|(k, _)| k == key) {
         Some((_, Value::Null)) => None,
         Some((_, v)) => Some(v),
@@ -186,10 +185,13 @@ fn str_value(s: &str) -> Value<'static> {
 
 // -- the rules -------------------------------------------------------------------------------
 
+/// A convention's mapper: fills facts from a span's attributes; whether the span used it.
+type Mapper = fn(&Attrs, &mut Facts, &mut Issues) -> bool;
+
 /// Fill facts from a span's attributes and its (already filtered) events.
 pub fn extract(attrs: &Attrs, events: &[Event], issues: &mut Issues) -> Facts {
     let mut facts = Facts::default();
-    let mappers: [(&'static str, fn(&Attrs, &mut Facts, &mut Issues) -> bool); 4] = [
+    let mappers: [(&'static str, Mapper); 4] = [
         ("assistant", map_assistant),
         ("genai", map_genai),
         ("openinference", map_openinference),
@@ -400,8 +402,12 @@ fn map_genai(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
     let tool_name = get(attrs, "gen_ai.tool.name");
     let documents = get(attrs, "gen_ai.retrieval.documents");
     let model = or(get(attrs, "gen_ai.response.model"), get(attrs, "gen_ai.request.model"));
-    if op.is_none() && inputs.is_none() && outputs.is_none() && tool_name.is_none()
-        && documents.is_none() && model.is_none()
+    if op.is_none()
+        && inputs.is_none()
+        && outputs.is_none()
+        && tool_name.is_none()
+        && documents.is_none()
+        && model.is_none()
     {
         return false;
     }
@@ -426,8 +432,7 @@ fn map_genai(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
         facts.input_tokens = int(raw, issues);
     }
     if facts.output_tokens == 0 {
-        let raw = get_or(attrs, "gen_ai.usage.output_tokens",
-                         get(attrs, "gen_ai.usage.completion_tokens"));
+        let raw = get_or(attrs, "gen_ai.usage.output_tokens", get(attrs, "gen_ai.usage.completion_tokens"));
         facts.output_tokens = int(raw, issues);
     }
     let conversation = string(get(attrs, "gen_ai.conversation.id"), issues, "conversation_id");
@@ -449,13 +454,10 @@ fn map_genai(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
             Some((content, error)) => (owned(content), error),
             None => (result.into_owned(), None),
         };
-        first(&mut facts.tool, Some(ToolCall {
-            name: py_str(tool_name),
-            arguments: owned(arguments),
-            result,
-            error,
-            call_id,
-        }));
+        first(
+            &mut facts.tool,
+            Some(ToolCall { name: py_str(tool_name), arguments: owned(arguments), result, error, call_id }),
+        );
     }
     true
 }
@@ -478,11 +480,8 @@ fn event_message(role: &str, body: &Attrs, issues: &mut Issues) -> Message {
         ..Default::default()
     };
     if let Some(Value::List(calls)) = get(body, "tool_calls") {
-        message.tool_calls = calls
-            .iter()
-            .filter_map(map_of)
-            .filter_map(|c| genai_tool_call(c, issues))
-            .collect();
+        message.tool_calls =
+            calls.iter().filter_map(map_of).filter_map(|c| genai_tool_call(c, issues)).collect();
     }
     if role == "tool" {
         let id = or(get(body, "id"), get(body, "tool_call_id"));
@@ -492,15 +491,10 @@ fn event_message(role: &str, body: &Attrs, issues: &mut Issues) -> Message {
 }
 
 fn legacy_json_messages(raw: Option<&Value>, issues: &mut Issues) -> Vec<Message> {
-    let Some(Value::List(items)) = raw.and_then(|r| json_value(Some(r), issues, "malformed_messages"))
-    else {
+    let Some(Value::List(items)) = raw.and_then(|r| json_value(Some(r), issues, "malformed_messages")) else {
         return Vec::new();
     };
-    items
-        .iter()
-        .filter_map(map_of)
-        .map(|m| event_message(&str_or(m, "role", ""), m, issues))
-        .collect()
+    items.iter().filter_map(map_of).map(|m| event_message(&str_or(m, "role", ""), m, issues)).collect()
 }
 
 /// GenAI content events into the facts' event_inputs / event_outputs.
@@ -577,8 +571,7 @@ fn oi_messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<M
                 message.tool_calls.push(ToolCall {
                     name: py_str(name),
                     call_id: string(get(&call, "tool_call.id"), issues, "tool_call_id"),
-                    arguments: owned(maybe_json(get(&call, "tool_call.function.arguments"),
-                                                issues)),
+                    arguments: owned(maybe_json(get(&call, "tool_call.function.arguments"), issues)),
                     ..Default::default()
                 });
             }
@@ -771,8 +764,7 @@ fn entity_payload(raw: Option<&Value>, issues: &mut Issues) -> Value<'static> {
     let Value::Map(items) = &data else { return data.into_owned() };
     let keys_within = |allowed: &[&str]| items.iter().all(|(k, _)| allowed.contains(&k.as_ref()));
     if has(items, "kwargs") && keys_within(&LANGCHAIN_PAYLOAD) {
-        let key = ["inputs", "query", "outputs", "output", "input_str"].into_iter()
-            .find(|k| has(items, k));
+        let key = ["inputs", "query", "outputs", "output", "input_str"].into_iter().find(|k| has(items, k));
         if let Some(key) = key {
             return owned(data.get(key).cloned());
         }
@@ -796,9 +788,9 @@ fn entity_payload(raw: Option<&Value>, issues: &mut Issues) -> Value<'static> {
 
 /// `prefix + "0.role"` or `prefix + "0.content"` is a key (no key built: this runs on every span).
 fn has_indexed(attrs: &Attrs, prefix: &str) -> bool {
-    attrs.iter().any(|(k, _)| {
-        k.strip_prefix(prefix).is_some_and(|rest| rest == "0.role" || rest == "0.content")
-    })
+    attrs
+        .iter()
+        .any(|(k, _)| k.strip_prefix(prefix).is_some_and(|rest| rest == "0.role" || rest == "0.content"))
 }
 
 fn map_openllmetry(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
@@ -821,8 +813,10 @@ fn map_openllmetry(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> boo
         facts.set_role("llm");
         first(&mut facts.input_messages, prompts);
         first(&mut facts.output_messages, completions);
-        let model = or(or(get(attrs, "gen_ai.response.model"), get(attrs, "gen_ai.request.model")),
-                       get(attrs, "llm.response.model"));
+        let model = or(
+            or(get(attrs, "gen_ai.response.model"), get(attrs, "gen_ai.request.model")),
+            get(attrs, "llm.response.model"),
+        );
         let model = string(model, issues, "model");
         first(&mut facts.model, model);
         if facts.input_tokens == 0 {
@@ -830,8 +824,8 @@ fn map_openllmetry(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> boo
             facts.input_tokens = int(raw, issues);
         }
         if facts.output_tokens == 0 {
-            let raw = get_or(attrs, "gen_ai.usage.completion_tokens",
-                             get(attrs, "llm.usage.completion_tokens"));
+            let raw =
+                get_or(attrs, "gen_ai.usage.completion_tokens", get(attrs, "llm.usage.completion_tokens"));
             facts.output_tokens = int(raw, issues);
         }
     }
@@ -848,13 +842,16 @@ fn map_openllmetry(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> boo
                 Some((content, error)) => (owned(content), error),
                 None => (entity_output, None),
             };
-            first(&mut facts.tool, Some(ToolCall {
-                name: str_or(attrs, "traceloop.entity.name", "tool"),
-                arguments: entity_input,
-                result,
-                error,
-                call_id,
-            }));
+            first(
+                &mut facts.tool,
+                Some(ToolCall {
+                    name: str_or(attrs, "traceloop.entity.name", "tool"),
+                    arguments: entity_input,
+                    result,
+                    error,
+                    call_id,
+                }),
+            );
         } else if let Some(Value::List(documents)) = entity_output.get("documents") {
             // a LangChain retriever: Document objects
             facts.role = "retrieval";

@@ -115,9 +115,7 @@ impl<'a> Value<'a> {
             Value::Str(s) => Value::Str(Cow::Owned(s.into_owned())),
             Value::List(items) => Value::List(items.into_iter().map(Value::into_owned).collect()),
             Value::Map(items) => Value::Map(
-                items.into_iter()
-                    .map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned()))
-                    .collect(),
+                items.into_iter().map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned())).collect(),
             ),
         }
     }
@@ -309,8 +307,7 @@ pub(crate) fn needs_escape(word: u64) -> bool {
     let below_space = word.wrapping_sub(ONES * 0x20) & !word;
     let quote = word ^ (ONES * b'"' as u64);
     let backslash = word ^ (ONES * b'\\' as u64);
-    (below_space | (quote.wrapping_sub(ONES) & !quote) | (backslash.wrapping_sub(ONES) & !backslash))
-        & HIGH
+    (below_space | (quote.wrapping_sub(ONES) & !quote) | (backslash.wrapping_sub(ONES) & !backslash)) & HIGH
         != 0
 }
 

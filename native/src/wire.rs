@@ -113,11 +113,7 @@ impl<'a> Reader<'a> {
                 loop {
                     let (inner, inner_wire) = self.tag()?;
                     if inner_wire == END_GROUP {
-                        return if inner == field {
-                            Ok(())
-                        } else {
-                            Err(Malformed)
-                        };
+                        return if inner == field { Ok(()) } else { Err(Malformed) };
                     }
                     self.skip(inner, inner_wire, depth)?;
                 }
@@ -394,9 +390,7 @@ pub enum Value<'a> {
 }
 
 pub fn fields(buf: &[u8]) -> Fields<'_> {
-    Fields {
-        reader: Reader::new(buf),
-    }
+    Fields { reader: Reader::new(buf) }
 }
 
 impl<'a> Iterator for Fields<'a> {
