@@ -78,6 +78,13 @@ class RunningSidecar:
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.load(response)
 
+    def openmetrics(self) -> str:
+        """/metrics as Prometheus scrapes it with exemplars (OpenMetrics)."""
+        request = urllib.request.Request(f"{self.admin_url}/metrics",
+                                         headers={"Accept": "application/openmetrics-text"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.read().decode()
+
     def stop(self) -> None:
         # A stop is a sequence of steps, each bounded (a Kafka member's hand-back up to 25 s,
         # the turn queue's drain 10 s, the judges 10 s): up to about 45 s when every step runs

@@ -78,10 +78,7 @@ def test_mixed_traffic_is_judged_per_class(sidecar: RunningSidecar) -> None:
     lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
                           text=True)
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    request = urllib.request.Request(f"{sidecar.admin_url}/metrics",
-                                     headers={"Accept": "application/openmetrics-text"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        openmetrics = response.read().decode()
+    openmetrics = sidecar.openmetrics()
     exemplar = re.search(r'assistant_answer_completeness_total\{[^}]*verdict="no_answer"\} 4\.0 '
                          r'# \{([^}]*)\}', openmetrics)
     assert exemplar, "completeness counters carry an exemplar"

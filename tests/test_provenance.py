@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import urllib.request
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -84,12 +83,8 @@ def test_verdicts_exemplars_and_events_name_who_judged(start_sidecar, grpc_recei
         assert attributes["gen_ai.response.model"] == "llama-70b-q8"
         assert attributes["assistant.judge.prompt_version"] == "answer@1;context_relevance@1"
     # The exemplars
-    request = urllib.request.Request(f"{sidecar.admin_url}/metrics",
-                                     headers={"Accept": "application/openmetrics-text"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        openmetrics = response.read().decode()
     exemplars = re.findall(r'assistant_groundedness_bucket\{[^}]*judge="judge-a"[^}]*\} \S+ '
-                           r'# \{([^}]*)\}', openmetrics)
+                           r'# \{([^}]*)\}', sidecar.openmetrics())
     assert exemplars and all(f'trace_id="{trace_id}"' in e and 'judge_model="llama-70b-q8"' in e
                              for e in exemplars), exemplars
 
