@@ -285,3 +285,106 @@ impl<'a> Reader<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(text: &str) -> Value<'_> {
+        parse(text).unwrap_or_else(|_| panic!("{text:?} refused")).value
+    }
+
+    fn s(text: &str) -> Value<'_> {
+        Value::Str(Cow::Borrowed(text))
+    }
+
+    #[test]
+    fn scalars_read_as_python_reads_them() {
+        assert_eq!(value(" null "), Value::Null);
+        assert_eq!(value("true"), Value::Bool(true));
+        assert_eq!(value("-12"), Value::Int(-12));
+        assert_eq!(value("1.5e3"), Value::Float(1500.0));
+        assert_eq!(value("2E-1"), Value::Float(0.2));
+        assert_eq!(value("Infinity"), Value::Float(f64::INFINITY));
+        assert_eq!(value("-Infinity"), Value::Float(f64::NEG_INFINITY));
+        assert!(matches!(value("NaN"), Value::Float(x) if x.is_nan()));
+        assert_eq!(value("1e400"), Value::Float(f64::INFINITY)); // float('1e400') is inf too
+                                                                 // Integers stay exact beyond i64, up to the 4,300 digits Python reads.
+        assert_eq!(value("9223372036854775807"), Value::Int(i64::MAX));
+        assert_eq!(value("-9223372036854775809"), Value::BigInt("-9223372036854775809".into()));
+        let digits = "7".repeat(4300);
+        assert_eq!(value(&digits), Value::BigInt(digits.clone()));
+        assert!(parse(&format!("{digits}7")).is_err());
+    }
+
+    #[test]
+    fn what_python_refuses_is_refused() {
+        for text in [
+            "",
+            "nul",
+            "01",
+            "-",
+            "+1",
+            "1.",
+            ".5",
+            "1e",
+            "[1,]",
+            "{\"a\" 1}",
+            "{'a': 1}",
+            "{\"a\": 1,}",
+            "\"unterminated",
+            "\"tab\tinside\"",
+            "\"\\x41\"",
+            "\"\\u12\"",
+            "[1] 2",
+            "tru",
+        ] {
+            assert!(parse(text).is_err(), "{text:?} read");
+        }
+    }
+
+    #[test]
+    fn strings_unescape_and_borrow_when_they_can() {
+        match value("\"plain text, no escape\"") {
+            Value::Str(Cow::Borrowed(text)) => assert_eq!(text, "plain text, no escape"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(value(r#""a\"b\\c\/d\n\t\u00e9""#), s("a\"b\\c/d\n\té"));
+        assert_eq!(value(r#""caf\u00e9 \ud83d\ude00""#), s("café 😀")); // a surrogate pair
+        let plain = parse(r#""caf\u00e9""#).unwrap();
+        assert!(!plain.mended);
+    }
+
+    #[test]
+    fn an_unpaired_surrogate_is_mended_and_reported() {
+        let cut = parse(r#""half \ud83d of an emoji""#).unwrap();
+        assert_eq!(cut.value, s("half \u{fffd} of an emoji"));
+        assert!(cut.mended);
+        // A high surrogate followed by an escape that is not a low one: each read on its own.
+        let two = parse(r#""\ud83d\u0041""#).unwrap();
+        assert_eq!(two.value, s("\u{fffd}A"));
+        assert!(two.mended);
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_first_place_and_its_last_value() {
+        let parsed = value(r#"{"b": 1, "a": [true, null], "b": {"c": "d"}}"#);
+        assert_eq!(
+            parsed,
+            Value::Map(vec![
+                (Cow::Borrowed("b"), Value::Map(vec![(Cow::Borrowed("c"), s("d"))])),
+                (Cow::Borrowed("a"), Value::List(vec![Value::Bool(true), Value::Null])),
+            ])
+        );
+        assert_eq!(parsed.to_json(), r#"{"b": {"c": "d"}, "a": [true, null]}"#);
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(value(&deep(MAX_DEPTH)).depth(), MAX_DEPTH);
+        assert!(parse(&deep(MAX_DEPTH + 1)).is_err());
+        let objects = format!("{}1{}", "{\"k\": ".repeat(MAX_DEPTH + 1), "}".repeat(MAX_DEPTH + 1));
+        assert!(parse(&objects).is_err());
+    }
+}

@@ -186,3 +186,92 @@ impl TurnSampler {
 fn trace_id_ratio_keep(low: u64, rate: f64) -> bool {
     u128::from(low) < (rate * 18_446_744_073_709_551_616.0).round_ties_even() as u128
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sampler(always_keep: &[&str], default_rate: f64) -> TurnSampler {
+        TurnSampler {
+            rules: RULES.iter().filter(|(name, _)| always_keep.contains(name)).copied().collect(),
+            default_rate,
+            service_rates: HashMap::from([("billing-bot".to_string(), 0.0)]),
+            route_rates: HashMap::from([("billing-bot/refunds".to_string(), 1.0)]),
+            low_watermark: 100,
+            high_watermark: 1100,
+            min_factor: 0.1,
+        }
+    }
+
+    fn turn(trace_id_low: u64) -> Traits<'static> {
+        Traits {
+            trace_id_low,
+            service: "bot",
+            route: Some("faq"),
+            feedback_score: None,
+            documents: 2,
+            tool_calls: 0,
+            error: false,
+            failed_tool_call: false,
+        }
+    }
+
+    #[test]
+    fn the_ratio_decision_is_opentelemetrys_trace_id_ratio_based() {
+        // Kept when the low 64 bits are below rate x 2^64: at 0.5, exactly the lower half.
+        assert!(trace_id_ratio_keep(0, 0.5));
+        assert!(trace_id_ratio_keep((1 << 63) - 1, 0.5));
+        assert!(!trace_id_ratio_keep(1 << 63, 0.5));
+        assert!(trace_id_ratio_keep(u64::MAX, 1.0)); // rate 1 keeps every trace
+        assert!(!trace_id_ratio_keep(0, 0.0));
+        // A quarter of evenly spread ids.
+        let kept = (0..1024u64).filter(|i| trace_id_ratio_keep(i << 54, 0.25)).count();
+        assert_eq!(kept, 256);
+    }
+
+    #[test]
+    fn the_backlog_lowers_the_rate_linearly_to_its_floor() {
+        let s = sampler(&[], 1.0);
+        assert_eq!(s.backlog_factor(0), 1.0);
+        assert_eq!(s.backlog_factor(100), 1.0);
+        assert!((s.backlog_factor(600) - 0.55).abs() < 1e-12); // half way: 1 - 0.5 x 0.9
+        assert_eq!(s.backlog_factor(1100), 0.1);
+        assert_eq!(s.backlog_factor(1_000_000), 0.1);
+    }
+
+    #[test]
+    fn an_always_keep_rule_wins_over_the_rate_and_is_named() {
+        let s = sampler(&["negative_feedback", "no_documents", "error_status", "failed_tool_call"], 0.0);
+        assert_eq!(s.decide_traits(&turn(0), 0), (false, "not_sampled", 0.0));
+        let disliked = Traits { feedback_score: Some(-1.0), ..turn(0) };
+        assert_eq!(s.decide_traits(&disliked, 0), (true, "negative_feedback", 1.0));
+        let liked = Traits { feedback_score: Some(1.0), ..turn(0) };
+        assert!(!s.decide_traits(&liked, 0).0);
+        let empty = Traits { documents: 0, ..turn(0) };
+        assert_eq!(s.decide_traits(&empty, 0), (true, "no_documents", 1.0));
+        // A turn of tool calls only is not a RAG turn without documents.
+        let tools_only = Traits { documents: 0, tool_calls: 1, ..turn(0) };
+        assert_eq!(s.decide_traits(&tools_only, 0).1, "not_sampled");
+        let failed = Traits { tool_calls: 1, failed_tool_call: true, ..turn(0) };
+        assert_eq!(s.decide_traits(&failed, 0), (true, "failed_tool_call", 1.0));
+        let errored = Traits { error: true, ..turn(0) };
+        assert_eq!(s.decide_traits(&errored, 0), (true, "error_status", 1.0));
+        // Rules not asked for keep nothing.
+        assert_eq!(sampler(&[], 0.0).decide_traits(&disliked, 0).1, "not_sampled");
+    }
+
+    #[test]
+    fn a_route_rate_beats_its_services_rate_which_beats_the_default() {
+        let s = sampler(&[], 0.5);
+        let low = turn(0);
+        assert_eq!(s.decide_traits(&low, 0), (true, "rate", 0.5));
+        let high = turn(u64::MAX);
+        assert_eq!(s.decide_traits(&high, 0), (false, "not_sampled", 0.5));
+        let billing = Traits { service: "billing-bot", route: Some("faq"), ..turn(0) };
+        assert_eq!(s.decide_traits(&billing, 0), (false, "not_sampled", 0.0));
+        let refunds = Traits { service: "billing-bot", route: Some("refunds"), ..turn(u64::MAX) };
+        assert_eq!(s.decide_traits(&refunds, 0), (true, "rate", 1.0));
+        // The backlog scales whichever rate applies, and the inclusion probability with it.
+        assert_eq!(s.decide_traits(&refunds, 1100), (false, "not_sampled", 0.1));
+    }
+}
