@@ -13,7 +13,8 @@ Data (offline, from the `bigbench` sdist; extract, never pip-install it; get the
 
 Train and test are split by article title (VitaminC) or question (TruthfulQA) so that no text is
 on both sides. Thresholds are fitted on train; balanced accuracy is
-reported on test. The printed values are the defaults in monitor/config.py (LocalJudgeSettings).
+reported on test. The printed values are the defaults in monitor/config.py (LocalJudgeSettings,
+and the cascade's bands in CascadeSettings).
 """
 
 from __future__ import annotations
@@ -31,19 +32,20 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
 from monitor.judges.embeddings import Embedder  # noqa: E402
 from monitor.judges.no_answer import NoAnswerDetector, is_empty  # noqa: E402
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
 
 
-def load(bigbench: Path, task: str) -> list[dict[str, Any]]:
+def load(bigbench: Path, task: str, key: str = "examples") -> Any:
     if bigbench.is_dir():
-        return json.loads((bigbench / task).read_text())["examples"]
+        return json.loads((bigbench / task).read_text())[key]
     with tarfile.open(bigbench) as archive:
         member = archive.extractfile(f"{TASKS}/{task}")
         assert member is not None, f"{task} not in {bigbench}"
-        return json.load(member)["examples"]
+        return json.load(member)[key]
 
 
 def is_train(key: str) -> bool:
@@ -75,12 +77,43 @@ def vitaminc(bigbench: Path, pairs: int, seed: int) -> list[tuple[str, str, str,
     return supported + other
 
 
+def same_article(bigbench: Path, questions: int, seed: int) -> list[tuple[str, str, str, int]]:
+    """(title, question, paragraph, relevant) from SQuAD-shifts' Wikipedia articles: a question
+    against its own paragraph, and against another paragraph of the same article (same topic,
+    no help: the hard case of context relevance, which VitaminC's other articles lack)."""
+    rng = random.Random(seed)
+    rows = []
+    for article in load(bigbench, "squad_shifts/new_wiki_v1.0.json", "data"):
+        paragraphs = [p for p in article["paragraphs"] if p["qas"]]
+        if len(paragraphs) < 2:
+            continue
+        for i, paragraph in enumerate(paragraphs):
+            question = rng.choice(paragraph["qas"])["question"]
+            other = rng.choice([p for j, p in enumerate(paragraphs) if j != i])["context"]
+            rows += [(article["title"], question, paragraph["context"], 1),
+                     (article["title"], question, other, 0)]
+    rng.shuffle(rows)
+    return rows[:questions * 2]
+
+
 def report(name: str, train: tuple[np.ndarray, np.ndarray], test: tuple[np.ndarray, np.ndarray],
            threshold: float) -> None:
     train_ba = balanced_accuracy(train[1], (train[0] >= threshold).astype(int))
     test_ba = balanced_accuracy(test[1], (test[0] >= threshold).astype(int))
     print(f"{name:22} threshold {threshold:.3f}   balanced accuracy train {train_ba:.3f}  "
           f"test {test_ba:.3f}   (test n={len(test[1])}, {int(test[1].sum())} positive)")
+
+
+def report_band(name: str, train: tuple[np.ndarray, np.ndarray],
+                test: tuple[np.ndarray, np.ndarray], accuracy: float) -> None:
+    """The cascade's uncertainty band fitted on train, and on test the share decided locally
+    (outside the band) and how often those decisions are right."""
+    band = uncertainty_band(train[0], train[1], accuracy)
+    scores, labels = test
+    outside = (scores >= band.high) | (scores < band.low)
+    right = (scores >= band.high) == (labels == 1)
+    print(f"{'':22} cascade band [{band.low:.3f}, {band.high:.3f}): test {outside.mean():.1%} "
+          f"decided locally, accuracy {right[outside].mean():.3f}")
 
 
 def main() -> None:
@@ -91,6 +124,8 @@ def main() -> None:
                         "(358 MB) from the package index into the current folder, then exit")
     parser.add_argument("--pairs", type=int, default=1500, help="VitaminC pairs to use")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--accuracy", type=float, default=TARGET_ACCURACY,
+                        help="the cascade bands' accuracy on each local decision")
     args = parser.parse_args()
     if args.fetch:
         fetch()
@@ -116,6 +151,20 @@ def main() -> None:
     t = best_threshold(relevance[split], relevance_labels[split])
     report("context relevance", (relevance[split], relevance_labels[split]),
            (relevance[~split], relevance_labels[~split]), t)
+    # The cascade's band also sees the hard case: a paragraph of the question's own article.
+    hard = same_article(args.bigbench, args.pairs // 2, args.seed)
+    hard_scores = np.sum(embedder.query([r[1] for r in hard]) * embedder.passage([r[2] for r in hard]),
+                         axis=1)
+    hard_labels = np.array([r[3] for r in hard])
+    hard_split = np.array([is_train(r[0]) for r in hard])
+    report("  same-article paragraphs", (hard_scores[hard_split], hard_labels[hard_split]),
+           (hard_scores[~hard_split], hard_labels[~hard_split]), t)
+    both = (np.concatenate([relevance[split], hard_scores[hard_split]]),
+            np.concatenate([relevance_labels[split], hard_labels[hard_split]]))
+    report_band("context relevance", both,
+                (np.concatenate([relevance[~split], hard_scores[~hard_split]]),
+                 np.concatenate([relevance_labels[~split], hard_labels[~hard_split]])),
+                args.accuracy)
 
     # Answer relevance and the no-answer detector on TruthfulQA.
     qa = load(args.bigbench, "truthful_qa/task_mc.json")
@@ -131,6 +180,8 @@ def main() -> None:
     t = best_threshold(answer_scores[qa_train], answer_labels[qa_train])
     report("answer relevance", (answer_scores[qa_train], answer_labels[qa_train]),
            (answer_scores[~qa_train], answer_labels[~qa_train]), t)
+    report_band("answer relevance", (answer_scores[qa_train], answer_labels[qa_train]),
+                (answer_scores[~qa_train], answer_labels[~qa_train]), args.accuracy)
 
     choices = [c for e in qa for c in e["target_scores"]]
     declines = np.array(["no comment" in c.lower() or "don't know the answer" in c.lower()

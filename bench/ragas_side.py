@@ -170,8 +170,20 @@ def make_turns(n: int = 50, seed: int = 7) -> list[dict]:
                                                          5 - len(contexts)))
         rng.shuffle(contexts)
         turns.append({"question": question.format(p=p), "contexts": contexts,
-                      "answer": answer.format(p=p)})
+                      "answer": _variant(i, answer.format(p=p), p)})
     return turns
+
+
+def _variant(i: int, answer: str, product: str) -> str:
+    """Seven answers in ten as written; the others as assistants fail: with a fact the
+    documents lack, declining, or answering another question."""
+    if i % 10 == 3:
+        return f"{answer} The {product} also comes with a free carrying case and lifetime premium membership."
+    if i % 10 == 6:
+        return "I'm sorry, I could not find information about that in our documentation."
+    if i % 10 == 9:
+        return "Gift cards can be bought online in amounts from $10 to $500 and are delivered by email."
+    return answer
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ from scipy.optimize import minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
 from monitor.judges.embeddings import Embedder  # noqa: E402
 from monitor.judges.no_answer import MODEL_PATH, may_decline  # noqa: E402
 from monitor.judges.text import strip_framing  # noqa: E402
@@ -90,11 +91,16 @@ def balanced_accuracy(y: np.ndarray, predicted: np.ndarray) -> float:
     return float(((predicted[y == 1] == 1).mean() + (predicted[y == 0] == 0).mean()) / 2)
 
 
-def choose_l2(x: np.ndarray, y: np.ndarray, groups: list[str]) -> float:
+def folds_of(groups: list[str]) -> np.ndarray:
+    """Five folds, by group (template), so no template is on both sides."""
     names = sorted(set(groups))
     random.Random(SEED).shuffle(names)
     fold = {g: i % 5 for i, g in enumerate(names)}
-    folds = np.array([fold[g] for g in groups])
+    return np.array([fold[g] for g in groups])
+
+
+def choose_l2(x: np.ndarray, y: np.ndarray, groups: list[str]) -> float:
+    folds = folds_of(groups)
     scores = {}
     for l2 in (0.001, 0.01, 0.1, 1.0, 10.0):
         found = []
@@ -110,6 +116,8 @@ def choose_l2(x: np.ndarray, y: np.ndarray, groups: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help=f"write {MODEL_PATH}")
+    parser.add_argument("--accuracy", type=float, default=TARGET_ACCURACY,
+                        help="the cascade band's accuracy on each local decision")
     args = parser.parse_args()
     rows = [json.loads(line) for line in DATA.read_text().splitlines()]
     start = time.perf_counter()
@@ -124,6 +132,15 @@ def main() -> None:
           f"{int(test.sum())} ({int(y[test].sum())} refusals; {int(unseen.sum())} on unseen topics)")
     l2 = choose_l2(x[train], y[train], [r["template"] for r, t in zip(rows, train, strict=True)
                                         if t])
+    # The cascade's band (monitor/judges/cascade.py) on out-of-fold probabilities of train:
+    # the model's probabilities on its own training rows would look surer than they are.
+    groups = [r["template"] for r, t in zip(rows, train, strict=True) if t]
+    folds, held = folds_of(groups), np.zeros(int(train.sum()))
+    for k in range(5):
+        w, b = fit(x[train][folds != k], y[train][folds != k], l2)
+        held[folds == k] = 1 / (1 + np.exp(-(x[train][folds == k] @ w + b)))
+    asked_train = np.array([may_decline(r["answer"]) for r, t in zip(rows, train, strict=True) if t])
+    band = uncertainty_band(held[asked_train], y[train][asked_train], args.accuracy)
     w, b = fit(x[train], y[train], l2)
     w, b = np.round(w, 5), round(b, 5)  # what is shipped, so the figures are the shipped model's
     # As the judge decides: a few words without a negation or apology never reach the model.
@@ -155,6 +172,12 @@ def main() -> None:
         print(f"{name:40} {predicted[mask].mean():.3f}   {old[mask].mean():.3f}")
     for name, value in figures.items():
         print(f"{name:40} {value:.4g}" if isinstance(value, float) else f"{name:40} {value}")
+    test_probability = 1 / (1 + np.exp(-(x @ w + b)))
+    outside = test & asked & ((test_probability >= band.high) | (test_probability < band.low))
+    right = (test_probability >= band.high) == (y == 1)
+    print(f"cascade band [{band.low}, {band.high}) (judging.cascade.no_answer): of the test "
+          f"answers the model reads, {outside.sum() / (test & asked).sum():.1%} decided locally, "
+          f"accuracy {right[outside].mean():.4f}")
     for kind in sorted(set(kinds)):
         mask = test & (kinds == kind)
         print(f"  test {kind:22} n={int(mask.sum()):3}  called no_answer "

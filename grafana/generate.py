@@ -231,6 +231,14 @@ def pipeline() -> Any:
                       f"{FAMILY['assistant_judge_latency_seconds'].name}_bucket[$__rate_interval])))",
                       f"{{{{judge}}}} p{int(q * 100)}", ref)
                 for ref, q in (("A", 0.5), ("B", 0.95))], "s"))
+            .with_panel(series("Decided locally by the cascade", [
+                query("sum by (judge, part) (rate(assistant_judge_cascade_decisions_total"
+                      "{decided_by=\"local\"}[$__rate_interval])) / sum by (judge, part) (rate("
+                      "assistant_judge_cascade_decisions_total[$__rate_interval]))",
+                      "{{judge}} {{part}}")], "percentunit",
+                "With judging.cascade: the share of documents, answers and claims the local judge "
+                "decided (outside its uncertainty band); the LLM judged the rest. A fall means more "
+                "LLM calls (harder traffic, or the bands changed).", max_value=1))
             .with_panel(series("Judge model changes", [
                 query("sum by (judge) (increase(assistant_judge_model_changes_total[1h]))",
                       "{{judge}}")], "short",

@@ -439,6 +439,33 @@ class CanarySettings(_Section):
     dataset: Path | None = None  # an `eval`/`calibrate` JSONL with `labels`; None: the shipped set
 
 
+class CascadeSettings(_Section):
+    """The local judge decides what it is sure of, the LLM judge the rest (an LLM endpoint is
+    needed): per document, per answer and per claim, a local score at or above its band's upper
+    edge is positive, below its lower edge negative, inside the band the LLM judges that part.
+    The bands are fitted at 95% accuracy on dev splits (monitor/judges/cascade.py): by
+    bench/calibrate_local.py (the cosines), bench/train_no_answer.py (no-answer) and
+    training/claim_support/export.py (claim support, in the model's card). A band over the whole
+    range, [-1, 2], always asks the LLM; an empty one, [t, t], never does."""
+
+    enabled: bool = False
+    # question-document cosine; on test (VitaminC's other articles, SQuAD-shifts' other
+    # paragraphs of the same article) 56% decided locally, 0.976 of them right
+    context_relevance: tuple[float, float] = (0.107, 0.575)
+    # question-answer cosine; on test (TruthfulQA) 88% decided locally, 0.989 right
+    answer_relevance: tuple[float, float] = (0.126, 0.464)
+    # the no-answer probability; on test 82% of the answers it reads decided locally, 0.988 right
+    no_answer: tuple[float, float] = (0.023, 0.7595)
+    groundedness: tuple[float, float] | None = None  # claim support; None: the model card's band
+
+    @field_validator("context_relevance", "answer_relevance", "no_answer", "groundedness")
+    @classmethod
+    def _ordered(cls, band: tuple[float, float] | None) -> tuple[float, float] | None:
+        if band is not None and band[0] > band[1]:
+            raise ValueError(f"a band is [low, high] with low <= high, got {list(band)}")
+        return band
+
+
 class JudgingSettings(_Section):
     workers: int = Field(2, gt=0, le=64)
     # The local judge in its own worker process, so its CPU work cannot slow ingest
@@ -458,6 +485,14 @@ class JudgingSettings(_Section):
     tool_calls: ToolCallSettings = ToolCallSettings()
     queue: JudgeQueueSettings = JudgeQueueSettings()
     canary: CanarySettings = CanarySettings()
+    cascade: CascadeSettings = CascadeSettings()
+
+    @model_validator(mode="after")
+    def _cascade_needs_an_llm(self) -> JudgingSettings:
+        if self.cascade.enabled and not self.llm.endpoints:
+            raise ValueError("judging.cascade.enabled needs an LLM endpoint (judging.llm."
+                             "endpoints): without one the local judge decides everything already")
+        return self
 
     @model_validator(mode="after")
     def _budget_is_single_node(self) -> JudgingSettings:

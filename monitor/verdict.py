@@ -49,6 +49,7 @@ class DocumentLabel(_Detail):
     label: Literal["relevant", "irrelevant"]
     reasoning: str | None = None
     similarity: float | None = None  # question-document cosine
+    decided_by: str | None = None  # a cascade's: "local", or the LLM judge's name
 
 
 class ClaimLabel(_Detail):
@@ -64,6 +65,7 @@ class ClaimLabel(_Detail):
     window: tuple[int, int] | None = None  # the passage's character offsets in that document
     passage: str | None = None
     checked_as: str | None = None  # a short answer is checked together with its question
+    decided_by: str | None = None  # a cascade's: "local", or the LLM judge's name
 
 
 class CallLabel(_Detail):
@@ -127,6 +129,7 @@ class Signals(_Detail):
     similarity: float | None = None  # question-answer cosine (local answer relevance)
     no_answer_probability: float | None = None  # the no-answer detector's
     sample_scores: tuple[float, ...] | None = None  # each sample's score (sampled LLM judges)
+    decided_by: str | None = None  # a cascade's: "local", the LLM judge's name, or both ("+")
 
 
 @dataclass(slots=True)

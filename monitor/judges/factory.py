@@ -18,13 +18,14 @@ def _llm_judges(settings: Settings, metrics: JudgeTelemetry, evaluators: Judge |
     from monitor.judges.llm import LLMJudge
 
     llm = settings.judging.llm
-    return [LLMJudge(endpoint, llm, metrics, evaluators, settings.redaction)  # type: ignore[arg-type]
-            for endpoint in llm.endpoints]
+    return [LLMJudge(endpoint, llm, metrics, evaluators, settings.redaction,  # type: ignore[arg-type]
+                     settings.judging.cascade) for endpoint in llm.endpoints]
 
 
 def _evaluators(settings: Settings) -> Judge | None:
-    """The local evaluators whose scores are fused with the LLM's (`judging.llm.fusion`)."""
-    if not settings.judging.llm.fusion:
+    """The local judge, whose scores are fused with the LLM's (`judging.llm.fusion`) and which
+    decides what it is sure of (`judging.cascade`)."""
+    if not settings.judging.llm.fusion and not settings.judging.cascade.enabled:
         return None
     from monitor.judges.local import LocalJudge
 

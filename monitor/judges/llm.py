@@ -24,6 +24,7 @@ no attempt is spent) and what is about the turn (JudgeError: an attempt is spent
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -35,12 +36,14 @@ from typing import Any
 import openai
 
 from monitor.config import (
+    CascadeSettings,
     CircuitBreakerSettings,
     LLMEndpointSettings,
     LLMJudgingSettings,
     RedactionSettings,
 )
 from monitor.judges.base import Judge, JudgeError, JudgeUnavailable, gather_all
+from monitor.judges.cascade import LOCAL, Band, Bands, LocalPart, groundedness, settle
 from monitor.judges.fusion import evaluator_scores, fusion_block
 from monitor.judges.prompts import PROMPTS, ParseError, Prompt, parse
 from monitor.judges.redact import Redactor, redact_turn, shared_analyzer
@@ -221,25 +224,71 @@ def majority(labels: list[str]) -> tuple[str, float]:
 def _in_order(output: Any, count: int) -> None:
     """The verdict labels exactly `count` items; put them in index order when the indices are
     exactly 1..count (else their order is taken as given)."""
-    items = output.documents if hasattr(output, "documents") else output.calls
+    items = (output.documents if hasattr(output, "documents") else
+             output.claims if hasattr(output, "claims") else output.calls)
     if len(items) != count:
         raise ParseError(f"expected {count} labelled items, got {len(items)}")
     if sorted(item.index for item in items) == list(range(1, count + 1)):
         items.sort(key=lambda item: item.index)
 
 
+async def _settled(verdicts: list[Verdict]) -> list[Verdict]:
+    """Verdicts the cascade's local judge decided, among the LLM's awaited calls."""
+    return verdicts
+
+
+def _decided_by(verdict: Verdict, name: str) -> Verdict:
+    """A cascade's verdict the LLM judged whole (unsure whether the answer declines), marked so."""
+    if verdict.signals is not None and verdict.signals.decided_by or verdict.metric == "tool_use":
+        return verdict
+    signals = (verdict.signals or Signals()).model_copy(update={"decided_by": name})
+    claims = verdict.claims and tuple(c.model_copy(update={"decided_by": name})
+                                      for c in verdict.claims)
+    return dataclasses.replace(verdict, signals=signals, claims=claims)
+
+
+def _decider(name: str | None) -> str:
+    return "local" if name == LOCAL else "llm"
+
+
+def _decided_locally(verdict: Verdict) -> bool:
+    deciders = [*(d.decided_by for d in verdict.documents or ()),
+                *(c.decided_by for c in verdict.claims or ()),
+                verdict.signals.decided_by if verdict.signals else None]
+    return any(d is not None and LOCAL in d.split("+") for d in deciders)
+
+
 def _numbered(items: list[str]) -> str:
     return "\n".join(f"[{i}] {text}" for i, text in enumerate(items, 1)) or "(none)"
+
+
+def cascade_bands(cascade: CascadeSettings, local: Any) -> Bands:
+    """The configured bands; the claim-support band from the local model's card by default."""
+    if local is None:
+        raise ValueError("the cascade needs the local judge, as `evaluators`")
+    grounded = cascade.groundedness
+    if grounded is None:
+        card = local.claim_support.card.get("band")
+        if card is None:
+            raise ValueError("the claim-support model's card has no cascade band: set "
+                             "judging.cascade.groundedness")
+        grounded = (card["low"], card["high"])
+    return Bands(Band(*cascade.context_relevance), Band(*cascade.answer_relevance),
+                 Band(*cascade.no_answer), Band(*grounded))
 
 
 class LLMJudge:
     def __init__(self, endpoint: LLMEndpointSettings, settings: LLMJudgingSettings,
                  metrics: JudgeTelemetry, evaluators: Judge | None = None,
-                 redaction: RedactionSettings | None = None) -> None:
-        """`evaluators`: the local judge, whose scores the prompt gets (Fusion-Eval);
+                 redaction: RedactionSettings | None = None,
+                 cascade: CascadeSettings | None = None) -> None:
+        """`evaluators`: the local judge, whose scores the prompt gets with `settings.fusion`
+        (Fusion-Eval) and which decides what it is sure of with `cascade.enabled`;
         `redaction`: what counts as personal data (with `settings.redact`; default: defaults)."""
         self.name = endpoint.name
         self.evaluators = evaluators
+        self.bands = cascade_bands(cascade, evaluators) \
+            if cascade is not None and cascade.enabled else None
         self.settings = settings
         # Loaded now, so that a missing NER model stops start-up rather than the first turn.
         self.analyzer = shared_analyzer(redaction or RedactionSettings()) \
@@ -288,16 +337,24 @@ class LLMJudge:
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         start = time.perf_counter()
         usage = Usage()
-        scores = (evaluator_scores(await self.evaluators.judge(turn))
-                  if self.evaluators is not None else None)
+        local = await self.evaluators.judge(turn) if self.evaluators is not None else None
+        scores = evaluator_scores(local) if local is not None and self.settings.fusion else None
+        part = settle(turn, local, self.bands) if self.bands and local is not None else None
+        claims = [part.claims[i].claim for i in part.unsure] if part and part.claims else []
         if self.analyzer is not None:  # off the event loop: NER takes a tenth of a second
-            turn = await asyncio.to_thread(redact_turn, turn, Redactor(self.analyzer))
+            turn, claims = await asyncio.to_thread(self._redacted, turn, claims)
         question = turn.question or ""
         docs = [d.content for d in turn.documents if d.content]
         tasks = []
         if question and docs:
-            tasks.append(self._context_relevance(question, docs, usage, scores))
-        if question:
+            tasks.append(self._context_relevance(question, docs, usage, scores,
+                                                 part.documents if part else None))
+        if question and part is not None and part.answer is not None:
+            tasks.append(_settled(part.answer))
+        elif question and part is not None and part.claims is not None:
+            tasks.append(self._answer_claims(question, docs, turn.answer or "", part, claims,
+                                             usage, scores))
+        elif question:
             tasks.append(self._answer(question, docs, turn.answer or "", usage, scores))
         if question and turn.tool_calls and turn.expected_tool_calls is None:
             # With expected calls the reference-based judge applies instead.
@@ -308,11 +365,35 @@ class LLMJudge:
         except Garbled as exc:
             raise self._garbled_turn(turn.trace_id, exc, valid_before) from None
         self._garbled.pop(turn.trace_id, None)
+        if part is not None:
+            verdicts = [_decided_by(v, self.name) for v in verdicts]
+            self._count_decisions(verdicts)
+            if any(_decided_locally(v) for v in verdicts):
+                usage.models.add(local.model or LOCAL)  # type: ignore[union-attr]
         return JudgeResult(self.name, verdicts, calls=usage.calls, input_tokens=usage.input_tokens,
                            output_tokens=usage.output_tokens,
                            latency_s=time.perf_counter() - start,
                            prompt_version=";".join(sorted(usage.prompts)) or None,
                            model=";".join(sorted(usage.models)) or None)
+
+    def _redacted(self, turn: AssistantTurn, claims: list[str]) -> tuple[AssistantTurn, list[str]]:
+        """The turn and the claims to be labelled, one placeholder per value across them."""
+        redactor = Redactor(self.analyzer)  # type: ignore[arg-type]
+        turn = redact_turn(turn, redactor)
+        return turn, [c or "" for c in redactor.many(claims)]
+
+    def _count_decisions(self, verdicts: list[Verdict]) -> None:
+        """Each document, answer and claim by who decided it (the cascade's share of the LLM)."""
+        decided = self.metrics.cascade_decisions
+        for v in verdicts:
+            if v.metric == "context_relevance":
+                for d in v.documents or ():
+                    decided.labels(self.name, "document", _decider(d.decided_by)).inc()
+            elif v.metric == "completeness":  # one answer: its relevance and completeness
+                decided.labels(self.name, "answer", _decider(v.signals and v.signals.decided_by)).inc()
+            elif v.metric == "groundedness":
+                for c in v.claims or ():
+                    decided.labels(self.name, "claim", _decider(c.decided_by)).inc()
 
     def _garbled_turn(self, trace_id: str, exc: Garbled, valid_before: Counter[str]
                       ) -> JudgeError:
@@ -329,11 +410,17 @@ class LLMJudge:
         return self.endpoint.outage(f"{exc}; the judge is treated as unavailable")
 
     async def _context_relevance(self, question: str, docs: list[str], usage: Usage,
-                                 scores: dict[str, float] | None = None) -> list[Verdict]:
+                                 scores: dict[str, float] | None = None,
+                                 settled: list[DocumentLabel | None] | None = None
+                                 ) -> list[Verdict]:
+        """`settled`: the documents the cascade's local judge decided (None: the others)."""
         prompt = PROMPTS["context_relevance"]
         model = self.endpoint.settings.model
         keys = [self.cache.key(prompt.tag, model, question, doc) for doc in docs]
-        labels: list[tuple[str, str] | None] = [self.cache.get(k) for k in keys]
+        local = settled or [None] * len(docs)
+        labels: list[tuple[str, str] | None] = [
+            (d.label, "") if d is not None else self.cache.get(k)
+            for d, k in zip(local, keys, strict=True)]
         todo = [i for i, label in enumerate(labels) if label is None]
         if todo:
             extra = fusion_block(scores, ["context_relevance"]) if scores else None
@@ -346,10 +433,16 @@ class LLMJudge:
                 labels[i] = (label, votes[0].reasoning)
                 self.cache.put(keys[i], labels[i])
         relevant = sum(label == "relevant" for label, _ in labels)  # type: ignore[misc]
+        documents = tuple(
+            DocumentLabel(index=i + 1, label=label, reasoning=why) if settled is None  # type: ignore[arg-type]
+            else local[i].model_copy(update={"index": i + 1}) if local[i] is not None  # type: ignore[union-attr]
+            else DocumentLabel(index=i + 1, label=label, reasoning=why, decided_by=self.name)  # type: ignore[arg-type]
+            for i, (label, why) in enumerate(labels))  # type: ignore[misc]
+        deciders = sorted({d.decided_by for d in documents if d.decided_by})
         return [Verdict("context_relevance", score=relevant / len(docs),
                         rationale=f"{relevant} of {len(docs)} documents relevant",
-                        documents=tuple(DocumentLabel(index=i + 1, label=label, reasoning=why)  # type: ignore[arg-type]
-                                        for i, (label, why) in enumerate(labels)))]  # type: ignore[misc]
+                        documents=documents,
+                        signals=Signals(decided_by="+".join(deciders)) if deciders else None)]
 
     async def _answer(self, question: str, docs: list[str], answer: str, usage: Usage,
                       scores: dict[str, float] | None = None) -> list[Verdict]:
@@ -387,6 +480,42 @@ class LLMJudge:
                           f"{sum(c.label != 'generic' for c in claims)} checkable claims "
                           "inferable from the documents",
                 claims=claims, signals=Signals(sample_scores=tuple(scores))))
+        return verdicts
+
+    async def _answer_claims(self, question: str, docs: list[str], answer: str, part: LocalPart,
+                             claims: list[str], usage: Usage,
+                             scores: dict[str, float] | None = None) -> list[Verdict]:
+        """The cascade's answer: the LLM labels the answer and the claims the local judge is
+        unsure of (`claims`, redacted, for `part.unsure`); the other claims keep their label."""
+        prompt = PROMPTS["answer_claims"]
+        key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, docs, answer,
+                             claims, bool(scores))
+        outputs = self.cache.get(key)
+        if outputs is None:
+            extra = fusion_block(scores, ["answer_relevance", "completeness", "groundedness"]) \
+                if scores else None
+            outputs = await self._sampled(
+                prompt, usage, len(claims), extra, question=question, documents=_numbered(docs),
+                answer=answer or "(empty)", count=str(len(claims)),
+                claims="\n".join(f"<{i}> {c}" for i, c in enumerate(claims, 1)) or "(none)")
+            self.cache.put(key, outputs)
+        relevance, relevance_agreement = majority([o.answer_relevance.label for o in outputs])
+        completeness, completeness_agreement = majority([o.completeness.label for o in outputs])
+        decided = Signals(decided_by=self.name)
+        verdicts = [
+            Verdict("answer_relevance", label=relevance,
+                    rationale=outputs[0].answer_relevance.reasoning,
+                    agreement=Agreement(share=relevance_agreement), signals=decided),
+            Verdict("completeness", label=completeness, rationale=outputs[0].completeness.reasoning,
+                    agreement=Agreement(share=completeness_agreement), signals=decided)]
+        if completeness != "no_answer":
+            labelled = list(part.claims or ())
+            for position, i in enumerate(part.unsure):
+                label, _ = majority([o.claims[position].label for o in outputs])
+                labelled[i] = labelled[i].model_copy(update={
+                    "label": label, "reasoning": outputs[0].claims[position].reasoning,
+                    "decided_by": self.name})
+            verdicts.append(groundedness(labelled))
         return verdicts
 
     async def _tool_use(self, question: str, turn: AssistantTurn, usage: Usage) -> list[Verdict]:

@@ -61,6 +61,21 @@ class AnswerOutput(_Output):
     claims: list[ClaimLabel]
 
 
+class GivenClaimLabel(_Output):
+    index: int
+    reasoning: str
+    label: Literal["inferable", "generic", "ungrounded"]
+
+
+class AnswerClaimsOutput(_Output):
+    """The answer's labels, and the given claims' (the cascade asks only about those it is
+    unsure of)."""
+
+    answer_relevance: AnswerRelevanceLabel
+    completeness: CompletenessLabel
+    claims: list[GivenClaimLabel]
+
+
 class ToolCallLabel(_Output):
     index: int
     reasoning: str
@@ -125,6 +140,7 @@ def _load(name: str, output: type[_Output]) -> Prompt:
 PROMPTS: dict[str, Prompt] = {
     "context_relevance": _load("context_relevance", ContextRelevanceOutput),
     "answer": _load("answer", AnswerOutput),
+    "answer_claims": _load("answer_claims", AnswerClaimsOutput),
     "tool_use": _load("tool_use", ToolUseOutput),
 }
 

