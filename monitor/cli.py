@@ -30,6 +30,7 @@ import sys
 import traceback
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, get_args
 
@@ -274,7 +275,9 @@ def _summary(sidecar: Any) -> str:
 
     lines = [f"turns assembled {total('assistant_turns_received_total'):.0f}, "
              f"judged {total(FAMILY['assistant_turns_judged'].total):.0f}"]
-    turns = lambda m: total(FAMILY["assistant_weighted_turns"].total, m) or float("nan")  # noqa: E731
+    turns: Callable[[str], float] = (  # noqa: E731
+        lambda m: total(FAMILY["assistant_weighted_turns"].total, m) or float("nan"))
+    metric: str
     for metric in (QUALITY[name].verdict or "" for name in ("context_relevance", "groundedness")):
         mean = total(FAMILY["assistant_weighted_score"].total, metric) / turns(metric)
         lines.append(f"  {metric:18} mean {mean:.3f}")
@@ -312,8 +315,8 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
     # Piped output: no wrapping, so every line is whole for grep and the like.
     console = Console() if sys.stdout.isatty() else Console(width=1000)
     if args.action == "list":
-        rows = verdicts_view.list_turns(store, args.limit, args.state, args.route, args.metric,
-                                        args.below, args.failed_tools)
+        rows = store.list_turns(args.limit, args.state, args.route, args.metric, args.below,
+                                args.failed_tools)
         if args.json:
             print(json.dumps(rows, indent=2))
         elif rows:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from monitor.model import AssistantTurn, KeptTurn, Sampled, turn_json
-from monitor.verdict import JudgeResult
+from monitor.verdict import LABELS, JudgeResult
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS turns (
@@ -57,6 +57,20 @@ CREATE TABLE IF NOT EXISTS verdicts (
     model TEXT,                      -- who judged: the model reported, or local checksums
     PRIMARY KEY (trace_id, judge, metric)
 );
+CREATE TABLE IF NOT EXISTS corrections (  -- a person's word on a verdict
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    trace_id TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    verdict_label TEXT,              -- the verdict as it was when corrected
+    verdict_score REAL,
+    correct INTEGER NOT NULL,        -- 1: the verdict is right; 0: wrong, `label`/`score` are
+    label TEXT,
+    score REAL,
+    author TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS corrections_by_turn ON corrections (trace_id);
 CREATE TABLE IF NOT EXISTS judge_costs (
     trace_id TEXT NOT NULL,
     judge TEXT NOT NULL,
@@ -103,7 +117,7 @@ class Store:
         # Stores made before verdicts named their model gain the column (NULL: unknown).
         if "model" not in {row["name"] for row in self.db.execute("PRAGMA table_info(verdicts)")}:
             self.db.execute("ALTER TABLE verdicts ADD COLUMN model TEXT")
-        self._backlog = self.db.execute(
+        self._backlog: int = self.db.execute(
             "SELECT count(*) FROM turns WHERE state IN ('pending', 'judging')").fetchone()[0]
 
     def close(self) -> None:
@@ -120,6 +134,7 @@ class Store:
         False if its trace id is already stored (or came earlier in `sampled`)."""
         now = time.time()
         added, rows, fresh = [], [], set()
+        chunk: list[Any]  # trace ids, then rows
         with self._transaction():
             # A statement per chunk, not per row: each statement lets the event loop's thread
             # take the interpreter lock, and hand-offs per row cost more than the inserts.
@@ -230,9 +245,10 @@ class Store:
         return self._backlog
 
     def tokens_since(self, since: float) -> int:
-        return self.db.execute(
+        tokens: int = self.db.execute(
             "SELECT coalesce(sum(input_tokens + output_tokens), 0) FROM judge_costs"
             " WHERE created_at >= ?", (since,)).fetchone()[0]
+        return tokens
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -246,7 +262,54 @@ class Store:
         rows = self.db.execute(query + " ORDER BY seq DESC LIMIT ?", (*args, limit)).fetchall()
         return [dict(row) for row in rows]
 
+    def list_turns(self, limit: int = 20, state: str | None = None, route: str | None = None,
+                   metric: str | None = None, below: float | None = None,
+                   failed_tools: bool = False, since: float | None = None) -> list[dict[str, Any]]:
+        """The newest stored turns matching the filters (`route`: "route" or "service/route";
+        a `metric` verdict, with a score below `below`; received at or after `since`), each with
+        {metric: (label, score)} and its tool calls ({name, error})."""
+        where: list[str]
+        args: list[str | float]
+        where, args = [], []
+        if state:
+            where.append("t.state = ?")
+            args.append(state)
+        if route:
+            service, _, name = route.rpartition("/")
+            where.append("t.route = ?")
+            args.append(name)
+            if service:
+                where.append("t.service = ?")
+                args.append(service)
+        if metric:
+            where.append("EXISTS (SELECT 1 FROM verdicts v WHERE v.trace_id = t.trace_id"
+                         " AND v.metric = ?" + (" AND v.score < ?)" if below is not None else ")"))
+            args.extend([metric, below] if below is not None else [metric])
+        if since is not None:
+            where.append("t.received_at >= ?")
+            args.append(since)
+        if failed_tools:
+            where.append("EXISTS (SELECT 1 FROM json_each(t.turn_json, '$.tool_calls') c"
+                         " WHERE json_extract(c.value, '$.error') IS NOT NULL)")
+        query = ("SELECT t.trace_id, t.service, t.route, t.state, t.reason, t.probability,"
+                 " t.received_at, (SELECT json_group_array(json_object('name', json_extract("
+                 "c.value, '$.name'), 'error', json_extract(c.value, '$.error')))"
+                 " FROM json_each(t.turn_json, '$.tool_calls') c) AS tool_calls"
+                 " FROM turns t" + (" WHERE " + " AND ".join(where) if where else "")
+                 + " ORDER BY t.seq DESC LIMIT ?")
+        rows = [dict(r) for r in self.db.execute(query, (*args, limit))]
+        by_id = {r["trace_id"]: {**r, "tool_calls": json.loads(r["tool_calls"]), "verdicts": {}}
+                 for r in rows}
+        if by_id:
+            marks = ",".join("?" * len(by_id))
+            for v in self.db.execute(f"SELECT trace_id, metric, label, score FROM verdicts"
+                                     f" WHERE trace_id IN ({marks}) ORDER BY judge", tuple(by_id)):
+                by_id[v["trace_id"]]["verdicts"].setdefault(v["metric"], (v["label"], v["score"]))
+        return list(by_id.values())
+
     def show(self, trace_id: str) -> dict[str, Any] | None:
+        """A stored turn whole: its row, the turn, its verdicts and costs, the corrections
+        people made, and the previous and next stored turns of its conversation."""
         row = self.db.execute("SELECT * FROM turns WHERE trace_id = ?", (trace_id,)).fetchone()
         if row is None:
             return None
@@ -262,7 +325,50 @@ class Store:
         shown["costs"] = [dict(c) for c in self.db.execute(
             "SELECT judge, calls, input_tokens, output_tokens, latency_s FROM judge_costs"
             " WHERE trace_id = ?", (trace_id,))]
+        shown["corrections"] = self.corrections(trace_id)
+        shown["conversation"] = self._neighbours(shown["turn"].get("conversation_id"), row["seq"])
         return shown
+
+    def _neighbours(self, conversation_id: str | None, seq: int) -> dict[str, str | None]:
+        """The trace ids of the stored turns before and after this one in its conversation."""
+        if not conversation_id:
+            return {"previous": None, "next": None}
+        same = "json_extract(turn_json, '$.conversation_id') = ?"
+        previous = self.db.execute(f"SELECT trace_id FROM turns WHERE {same} AND seq < ?"
+                                   " ORDER BY seq DESC LIMIT 1", (conversation_id, seq)).fetchone()
+        following = self.db.execute(f"SELECT trace_id FROM turns WHERE {same} AND seq > ?"
+                                     " ORDER BY seq LIMIT 1", (conversation_id, seq)).fetchone()
+        return {"previous": previous[0] if previous else None,
+                "next": following[0] if following else None}
+
+    # -- people's corrections ------------------------------------------------------------------
+
+    def add_correction(self, trace_id: str, judge: str, metric: str, correct: bool,
+                       author: str, label: str | None = None, score: float | None = None) -> int:
+        """A person's word on a stored verdict: right, or wrong with the right label (a labelled
+        metric) or score (a scored one). Raises KeyError when there is no such verdict,
+        ValueError when the right label or score is missing or invalid. Returns its id."""
+        if not correct:
+            label, score = _right_answer(metric, label, score)
+        with self._transaction():
+            verdict = self.db.execute(
+                "SELECT label, score FROM verdicts WHERE trace_id = ? AND judge = ? AND metric = ?",
+                (trace_id, judge, metric)).fetchone()
+            if verdict is None:
+                raise KeyError(f"no {metric} verdict of judge {judge!r} for turn {trace_id}")
+            cursor = self.db.execute(
+                "INSERT INTO corrections (trace_id, judge, metric, verdict_label, verdict_score,"
+                " correct, label, score, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (trace_id, judge, metric, verdict["label"], verdict["score"], int(correct),
+                 label if not correct else None, score if not correct else None, author,
+                 time.time()))
+        return int(cursor.lastrowid or 0)
+
+    def corrections(self, trace_id: str | None = None) -> list[dict[str, Any]]:
+        """Corrections, oldest first (of one turn, or all)."""
+        query = "SELECT * FROM corrections" + (" WHERE trace_id = ?" if trace_id else "")
+        rows = self.db.execute(query + " ORDER BY id", (trace_id,) if trace_id else ())
+        return [{**dict(r), "correct": bool(r["correct"])} for r in rows]
 
     def failing(self, groundedness_below: float) -> Iterator[AssistantTurn]:
         """Judged turns with no answer or low groundedness, oldest first (an eval set)."""
@@ -288,12 +394,25 @@ class Store:
             old = [(row[0],) for row in self.db.execute(
                 "SELECT trace_id FROM turns WHERE received_at < ? AND state IN ('judged', 'failed')"
                 " LIMIT ?", (older_than, limit))]
-            for table in ("verdicts", "judge_costs", "turns"):
+            for table in ("verdicts", "judge_costs", "corrections", "turns"):
                 self.db.executemany(f"DELETE FROM {table} WHERE trace_id = ?", old)
         return len(old)
 
     def _transaction(self) -> Any:
         return _Transaction(self.db)
+
+
+def _right_answer(metric: str, label: str | None, score: float | None
+                  ) -> tuple[str | None, float | None]:
+    """The correction of a wrong verdict: a label of the metric's, or a score in 0..1."""
+    if metric in LABELS:
+        if label not in LABELS[metric]:
+            raise ValueError(f"a wrong {metric} verdict needs the right label, one of "
+                             f"{', '.join(LABELS[metric])}; got {label!r}")
+        return label, None
+    if score is None or not 0.0 <= score <= 1.0:
+        raise ValueError(f"a wrong {metric} verdict needs the right score, 0..1; got {score!r}")
+    return None, score
 
 
 class _Transaction:

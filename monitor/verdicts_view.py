@@ -1,6 +1,6 @@
 """`assistant-monitor verdicts list|show`: the verdict store, read back for a person.
 
-    rows = list_turns(store, limit=20, route="billing", metric="groundedness", below=0.5)
+    rows = store.list_turns(limit=20, route="billing", metric="groundedness", below=0.5)
     table, note = fitted_table(console, rows)   # what fits the terminal, and what was left out
     console.print(turn_report(store.show(find_trace_id(store, "4bf92f"))))
 
@@ -39,46 +39,6 @@ def iso(timestamp: float | None) -> str:
         "+00:00", "Z")
 
 
-def list_turns(store: Store, limit: int, state: str | None = None, route: str | None = None,
-               metric: str | None = None, below: float | None = None,
-               failed_tools: bool = False) -> list[dict[str, Any]]:
-    """The newest stored turns matching the filters, each with {metric: (label, score)} and
-    its tool calls ({name, error})."""
-    where, args = [], []
-    if state:
-        where.append("t.state = ?")
-        args.append(state)
-    if route:  # "route" or "service/route"
-        service, _, name = route.rpartition("/")
-        where.append("t.route = ?")
-        args.append(name)
-        if service:
-            where.append("t.service = ?")
-            args.append(service)
-    if metric:
-        where.append("EXISTS (SELECT 1 FROM verdicts v WHERE v.trace_id = t.trace_id"
-                     " AND v.metric = ?" + (" AND v.score < ?)" if below is not None else ")"))
-        args.extend([metric, below] if below is not None else [metric])
-    if failed_tools:
-        where.append("EXISTS (SELECT 1 FROM json_each(t.turn_json, '$.tool_calls') c"
-                     " WHERE json_extract(c.value, '$.error') IS NOT NULL)")
-    query = ("SELECT t.trace_id, t.service, t.route, t.state, t.reason, t.probability,"
-             " t.received_at, (SELECT json_group_array(json_object('name', json_extract(c.value,"
-             " '$.name'), 'error', json_extract(c.value, '$.error')))"
-             " FROM json_each(t.turn_json, '$.tool_calls') c) AS tool_calls"
-             " FROM turns t" + (" WHERE " + " AND ".join(where) if where else "")
-             + " ORDER BY t.seq DESC LIMIT ?")
-    rows = [dict(r) for r in store.db.execute(query, (*args, limit))]
-    by_id = {r["trace_id"]: {**r, "tool_calls": json.loads(r["tool_calls"]), "verdicts": {}}
-             for r in rows}
-    if by_id:
-        marks = ",".join("?" * len(by_id))
-        for v in store.db.execute(f"SELECT trace_id, metric, label, score FROM verdicts"
-                                  f" WHERE trace_id IN ({marks}) ORDER BY judge", tuple(by_id)):
-            by_id[v["trace_id"]]["verdicts"].setdefault(v["metric"], (v["label"], v["score"]))
-    return list(by_id.values())
-
-
 def _cell(label: str | None, score: float | None, threshold: float = 0.5) -> Text:
     if label is not None:
         return Text(label, style="red" if label in BAD_LABELS else "green")
@@ -93,7 +53,7 @@ def find_trace_id(store: Store, given: str) -> str:
     prefix = given.strip().lower()
     if not re.fullmatch(r"[0-9a-f]{1,32}", prefix):
         raise LookupError(f"{given!r} is not a trace id: 32 hex digits, or the first few of them")
-    found = [r[0] for r in store.db.execute(
+    found: list[str] = [r[0] for r in store.db.execute(
         "SELECT trace_id FROM turns WHERE substr(trace_id, 1, ?) = ? ORDER BY seq DESC LIMIT 6",
         (len(prefix), prefix))]
     if len(found) == 1:
@@ -301,4 +261,4 @@ def turn_report(shown: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-__all__ = ["find_trace_id", "fitted_table", "iso", "list_turns", "turn_report", "turns_table"]
+__all__ = ["find_trace_id", "fitted_table", "iso", "turn_report", "turns_table"]

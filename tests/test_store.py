@@ -14,6 +14,8 @@ from monitor.store import Store
 from monitor.verdict import ClaimLabel, JudgeResult, Verdict
 from tests.waiting import until
 
+pytestmark = pytest.mark.unit
+
 
 def turn(n: int, answer: str = "An answer.") -> AssistantTurn:
     return AssistantTurn(trace_id=f"{n:032x}", service="bot", question=f"q{n}", answer=answer)
@@ -152,3 +154,37 @@ async def test_retention_purges_in_batches_and_keeps_pending_turns(tmp_path: Pat
     assert sync.db.execute("SELECT count(*) FROM verdicts").fetchone()[0] == 0
     assert sync.db.execute("SELECT count(*) FROM judge_costs").fetchone()[0] == 0
     await store.close()
+
+
+def test_people_correct_verdicts_and_a_turn_knows_its_conversation(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    turns = [AssistantTurn(trace_id=f"{n:032x}", service="bot", question=f"q{n}", answer="a",
+                           conversation_id="conv-1" if n != 2 else "conv-2") for n in (1, 2, 3, 4)]
+    for t in turns:
+        store.enqueue(t, "rate", 0.5)
+        store.claim()
+        store.complete(t.trace_id, result(score=0.25))
+    first, _, third, fourth = (t.trace_id for t in turns)
+    assert store.show(third)["conversation"] == {"previous": first, "next": fourth}
+    assert store.show(first)["conversation"] == {"previous": None, "next": third}
+
+    right = store.add_correction(third, "local", "completeness", correct=True, author="ana")
+    wrong = store.add_correction(third, "local", "groundedness", correct=False, score=1.0,
+                                 author="bo", label="complete")  # a scored metric: its score
+    assert wrong > right
+    with pytest.raises(ValueError, match="needs the right label, one of complete, incomplete"):
+        store.add_correction(third, "local", "completeness", correct=False, author="bo",
+                             label="great")
+    with pytest.raises(ValueError, match="needs the right score"):
+        store.add_correction(third, "local", "groundedness", correct=False, author="bo")
+    with pytest.raises(KeyError, match="no tool_use verdict"):
+        store.add_correction(third, "local", "tool_use", correct=True, author="ana")
+    shown = store.show(third)["corrections"]
+    assert [(c["metric"], c["correct"], c["verdict_score"], c["score"], c["author"])
+            for c in shown] == [("completeness", True, None, None, "ana"),
+                                ("groundedness", False, 0.25, 1.0, "bo")]
+    assert [c["id"] for c in store.corrections()] == [right, wrong]
+    assert store.purge(older_than=float("inf")) == 4 and store.corrections() == []
+
+    listed = store.list_turns(metric="groundedness", below=0.5, since=0)
+    assert listed == []  # purged
