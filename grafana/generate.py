@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from grafana_foundation_sdk.builders import dashboard, prometheus, stat, timeseries
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models.dashboard import DataSourceRef, DynamicConfigValue
+from grafana_foundation_sdk.models.dashboard import DataSourceRef, DynamicConfigValue, VariableHide
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -102,6 +102,38 @@ BAND_NOTE = ("The shaded band is the 95% interval of the whole selection (all se
              "chosen above; pick one to see its own), from the squared-weight sums.")
 
 
+def turns_url(quality: Quality, by: str) -> str:
+    """The sidecar's page of the worst turns of a quality's series (`by`: "service" or
+    "service, route"), in the dashboard's time range: the turns with the quality's bad label, or
+    a score below 0.5. `monitor` is the sidecar's public URL, read from assistant_monitor_info."""
+    worst = f"label={quality.label}" if quality.label else "below=0.5"
+    stream = ("route=${__field.labels.service}/${__field.labels.route}" if "route" in by
+              else "service=${__field.labels.service}")
+    return (f"${{monitor}}/ui/turns?metric={quality.verdict}&{worst}&{stream}"
+            "&from=${__from}&to=${__to}")
+
+
+class DataLink:
+    """A field's data link: title, URL, a new tab (the SDK's DashboardLink would add a
+    dashboard link's fields, which a data link does not have)."""
+
+    def __init__(self, title: str, url: str) -> None:
+        self.title, self.url = title, url
+
+    def build(self) -> dict[str, Any]:
+        return {"title": self.title, "url": self.url, "targetBlank": True}
+
+
+def quality_panel(title: str, quality: Quality, by: str = "service") -> Any:
+    """A quality's estimate per `by` with its 95% band; a click on a series leads to its worst
+    turns."""
+    legend = "{{service}}/{{route}}" if "route" in by else "{{service}}"
+    panel = series(title, [query(estimate(quality, by), legend)], "percentunit", BAND_NOTE,
+                   max_value=1).data_links([  # type: ignore[list-item]
+                       DataLink("Worst turns of ${__field.labels.service}", turns_url(quality, by))])
+    return with_band(panel, quality)
+
+
 def with_band(panel: Any, quality: Quality) -> Any:
     """Adds the quality's lower and upper bounds as two more series, filled between, without
     lines."""
@@ -128,7 +160,11 @@ def base(uid: str, title: str, description: str) -> Any:
                            .multi(True).include_all(True).all_value(".*"))
             .with_variable(dashboard.QueryVariable("route").label("Route").datasource(DS)
                            .query('label_values(assistant_turns_received_total{service=~"$service"}'
-                                  ', route)').multi(True).include_all(True).all_value(".*")))
+                                  ', route)').multi(True).include_all(True).all_value(".*"))
+            # The sidecar's pages, for the data links: its admin.public_url, hidden.
+            .with_variable(dashboard.QueryVariable("monitor").label("Sidecar pages").datasource(DS)
+                           .query("label_values(assistant_monitor_info, public_url)")
+                           .hide(VariableHide.HIDE_VARIABLE)))
 
 
 def overview() -> Any:
@@ -148,12 +184,8 @@ def overview() -> Any:
                 query(f"sum by (service) (rate({FAMILY['assistant_turns_judged'].total}{{{SEL}}}"
                       "[$__rate_interval]))", "{{service}} judged", "B", exemplar=True)],
                 "reqps"))
-            .with_panel(with_band(series("No-answer rate", [
-                query(estimate(NO_ANSWER), "{{service}}")],
-                "percentunit", BAND_NOTE, max_value=1), NO_ANSWER))
-            .with_panel(with_band(series("Groundedness", [
-                query(estimate(GROUNDEDNESS), "{{service}}")], "percentunit",
-                BAND_NOTE, max_value=1), GROUNDEDNESS))
+            .with_panel(quality_panel("No-answer rate", NO_ANSWER))
+            .with_panel(quality_panel("Groundedness", GROUNDEDNESS))
             .with_panel(series("Drift score", [
                 query(f"max by (metric, service) ({FAMILY['assistant_drift_score'].name}{{{SEL}}})",
                       "{{service}} {{metric}}")], "short",
@@ -163,10 +195,8 @@ def overview() -> Any:
 def retrieval() -> Any:
     return (base("assistant-retrieval", "Assistant quality: retrieval",
                  "Are the retrieved documents relevant to the question?")
-            .with_panel(with_band(series("Context relevance (share of documents relevant)", [
-                query(estimate(CONTEXT_RELEVANCE, "service, route"),
-                      "{{service}}/{{route}}")], "percentunit", BAND_NOTE, max_value=1),
-                CONTEXT_RELEVANCE))
+            .with_panel(quality_panel("Context relevance (share of documents relevant)",
+                                      CONTEXT_RELEVANCE, "service, route"))
             .with_panel(series("Context relevance distribution (judged turns)", [
                 query(f"sum by (le) (rate({FAMILY['assistant_context_relevance'].name}_bucket{{{SEL}}}"
                       "[$__rate_interval]))", "≤ {{le}}", exemplar=True)], "reqps"))
@@ -183,12 +213,8 @@ def answers() -> Any:
                 query(weighted_ratio("completeness", v), v, ref)
                 for ref, v in zip("ABC", LABELS["completeness"], strict=True)],
                 "percentunit", max_value=1))
-            .with_panel(with_band(series("Groundedness by route", [
-                query(estimate(GROUNDEDNESS, "service, route"), "{{service}}/{{route}}")],
-                "percentunit", BAND_NOTE, max_value=1), GROUNDEDNESS))
-            .with_panel(with_band(series("Answers judged irrelevant", [
-                query(estimate(IRRELEVANT_ANSWERS), "{{service}}")],
-                "percentunit", BAND_NOTE, max_value=1), IRRELEVANT_ANSWERS))
+            .with_panel(quality_panel("Groundedness by route", GROUNDEDNESS, "service, route"))
+            .with_panel(quality_panel("Answers judged irrelevant", IRRELEVANT_ANSWERS))
             .with_panel(series("Claims by verdict", [
                 query(f"sum by (verdict) (rate({FAMILY['assistant_claims'].total}{{{SEL}}}"
                       "[$__rate_interval]))", "{{verdict}}")], "reqps"))
@@ -269,13 +295,15 @@ DASHBOARDS = {"overview": overview, "retrieval": retrieval, "answers": answers, 
 
 
 def grafana_alert(uid: str, title: str, expr: str, op: str, threshold: float, for_: str,
-                  severity: str, summary: str, runbook: str = "runbook-quality-drift"
-                  ) -> dict[str, Any]:
-    """A Grafana-managed rule: query (A), reduce to the last value (B), threshold (C)."""
+                  severity: str, summary: str, runbook: str = "runbook-quality-drift",
+                  panel: dict[str, str] | None = None) -> dict[str, Any]:
+    """A Grafana-managed rule: query (A), reduce to the last value (B), threshold (C); `panel`:
+    the dashboard panel it is shown on (whose data links lead to the worst turns)."""
     return {
         "uid": uid, "title": title, "condition": "C", "for": for_, "noDataState": "OK",
         "execErrState": "Error", "labels": {"severity": severity},
-        "annotations": {"summary": summary, "runbook_url": f"docs/operating.md#{runbook}"},
+        "annotations": {"summary": summary, "runbook_url": f"docs/operating.md#{runbook}",
+                        **(panel or {})},
         "data": [
             {"refId": "A", "datasourceUid": "prometheus",
              "relativeTimeRange": {"from": 3600, "to": 0},
@@ -302,12 +330,14 @@ def alert_rules() -> dict[str, Any]:
         grafana_alert("assistant-no-answer", "Assistant no-answer rate",
                       "{0} - ({0} offset 1d) and on (service, route) {1} > ({2} offset 1d)"
                       .format(*recorded(NO_ANSWER)), "gt", 0.05, "30m", "page",
-                      "No-answer rate of {{ $labels.service }} is 5 points above yesterday"),
+                      "No-answer rate of {{ $labels.service }} is 5 points above yesterday",
+                      panel=panel_of("overview", "No-answer rate")),
         grafana_alert("assistant-groundedness", "Assistant groundedness",
                       "{0} / ({0} offset 1d) and on (service, route) {2} < ({1} offset 1d)"
                       .format(*recorded(GROUNDEDNESS)),
                       "lt", 0.9, "30m", "page",
-                      "Groundedness of {{ $labels.service }} is 10% below yesterday"),
+                      "Groundedness of {{ $labels.service }} is 10% below yesterday",
+                      panel=panel_of("answers", "Groundedness by route")),
         grafana_alert("assistant-tool-failures", "Assistant tool calls failing",
                       "assistant:tool_call_failure_rate:ratio_rate1h and on (service, route) "
                       "assistant:tool_calls:increase1h >= 20", "gt", 0.1, "15m", "page",
@@ -332,7 +362,10 @@ PROVISIONING = {
         "name": "Prometheus", "uid": "prometheus", "type": "prometheus", "access": "proxy",
         "url": "http://prometheus:9090", "isDefault": True,
         "jsonData": {"httpMethod": "POST", "exemplarTraceIdDestinations": [
-            {"name": "trace_id", "datasourceUid": "tempo"}]}}]},
+            {"name": "trace_id", "datasourceUid": "tempo"},
+            # the turn's verdicts on the sidecar's page (the dashboards' `monitor` variable)
+            {"name": "trace_id", "url": "${monitor}/ui/turns/${__value.raw}",
+             "urlDisplayLabel": "Verdicts"}]}}]},
     "dashboards/assistant-monitor.yaml": {"apiVersion": 1, "providers": [{
         "name": "assistant-monitor", "folder": "assistant-monitor", "type": "file",
         "disableDeletion": True, "options": {"path": "/var/lib/grafana/dashboards/assistant-monitor"}}]},
@@ -354,14 +387,29 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def model(name: str) -> dict[str, Any]:
+    """A dashboard as provisioned; panels numbered in order, so alerts can name theirs."""
+    built = _clean(json.loads(JSONEncoder(sort_keys=True).encode(DASHBOARDS[name]().build())))
+    built.pop("style", None)
+    for number, panel in enumerate(built["panels"], 1):
+        panel["id"] = number
+    return built
+
+
+def panel_of(name: str, title: str) -> dict[str, str]:
+    """The annotations that tie a Grafana-managed alert to a dashboard's panel (the last one of
+    that title): Grafana links the alert to it, and the panel's data links lead to the turns."""
+    panel = [p for p in model(name)["panels"] if p["title"] == title][-1]
+    return {"__dashboardUid__": model(name)["uid"], "__panelId__": str(panel["id"])}
+
+
 def render(out: Path) -> list[Path]:
     written = []
-    for name, build in DASHBOARDS.items():
+    for name in DASHBOARDS:
         path = out / "dashboards" / f"{name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        model = _clean(json.loads(JSONEncoder(sort_keys=True).encode(build().build())))
-        model.pop("style", None)
-        path.write_text(json.dumps(model, indent=2, sort_keys=True) + "\n")
+        model_ = model(name)
+        path.write_text(json.dumps(model_, indent=2, sort_keys=True) + "\n")
         written.append(path)
     files = {**PROVISIONING, "alerting/assistant-monitor.yaml": alert_rules()}
     for name, content in files.items():

@@ -183,6 +183,9 @@ class Sidecar:
             if self.publisher is not None:
                 await self.publisher.start()
             await self.admin.start()
+            host = self.settings.admin.endpoint.rpartition(":")[0]
+            self.metrics.monitor_info.labels(
+                self.settings.admin.public_url or f"http://{host}:{self.admin.port}").set(1)
             self.pipeline.replay_wal()
             for receiver in (self.grpc, self.http):
                 if receiver is not None:

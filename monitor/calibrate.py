@@ -2,6 +2,10 @@
 
     assistant-monitor calibrate --dataset labelled.jsonl [--config judges.yaml] --out calibration/
 
+Or, with `--from-store`, the stored turns people corrected on the turn pages (their labels: the
+verdict's when they marked it right, theirs when wrong), with a section on how often they found
+the stored verdicts right (monitor/corrections.py).
+
 Each line is an `eval` dataset turn with human `labels`, one value or one per rater:
 
     {"question": "...", "documents": [...], "answer": "...",
@@ -202,6 +206,14 @@ def write_calibration(report: dict[str, Any], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "calibration.json").write_text(json.dumps(report, indent=2, default=str))
     lines = [f"# Judge calibration: {report['items']} labelled items", ""]
+    if report.get("stored_verdicts"):
+        lines += ["## The stored verdicts, as people corrected them", "",
+                  "| judge / metric | corrections | found right [95% interval] |", "|---|---|---|"]
+        for name, row in report["stored_verdicts"].items():
+            low, high = row["interval"]
+            lines.append(f"| {name} | {row['corrections']} | {row['share']:.3f} "
+                         f"[{low:.2f}, {high:.2f}] |")
+        lines.append("")
     for metric, m in report["metrics"].items():
         lines += [f"## {metric} ({m['items']} items)", ""]
         if "humans" in m and m["humans"]["krippendorff_alpha"] is not None:

@@ -9,7 +9,7 @@
     assistant-monitor verdicts show TRACE_ID [--json]
     assistant-monitor verdicts export-failing [--out FILE] [--groundedness-below X]
     assistant-monitor eval --dataset FILE.jsonl [--baseline report.json] [--min METRIC=VALUE]
-    assistant-monitor calibrate --dataset LABELLED.jsonl [--config FILE] [--out DIR]
+    assistant-monitor calibrate --dataset LABELLED.jsonl | --from-store [--config FILE] [--out DIR]
     assistant-monitor generate-dataset --templates FILE.yaml --out FILE.jsonl
     assistant-monitor simulate --scenarios FILE.jsonl --tools FILE.json --user-base-url URL
         --user-model NAME --target-base-url URL --target-model NAME --out FILE.jsonl
@@ -339,12 +339,23 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
         else:
             console.print(verdicts_view.turn_report(shown))
     else:
+        from monitor.corrections import corrected_cases
+
+        # The turns people corrected, with their labels, are a golden dataset; then the
+        # failing ones not among them.
+        corrected = corrected_cases(store)
+        written = {c.turn.trace_id for c in corrected}
         count = 0
         with open(args.out, "w") as out:
+            for case in corrected:
+                out.write(json.dumps({**case.turn.model_dump(mode="json"), "id": case.id,
+                                      "labels": case.labels}) + "\n")
             for turn in store.failing(args.groundedness_below):
-                out.write(turn.model_dump_json() + "\n")
-                count += 1
-        print(f"wrote {count} failing turns to {args.out}")
+                if turn.trace_id not in written:
+                    out.write(turn.model_dump_json() + "\n")
+                    count += 1
+        print(f"wrote {len(corrected)} corrected turns (with people's labels) and {count} "
+              f"failing turns to {args.out}")
     return 0
 
 
@@ -399,15 +410,27 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     settings = offline_settings(args)
     _logging(settings)
-    try:
-        cases = load_dataset(Path(args.dataset))
-    except (OSError, ValueError) as exc:
-        print(f"assistant-monitor: {exc}", file=sys.stderr)
-        return 2
+    stored: dict[str, Any] = {}
+    if args.from_store:
+        from monitor.corrections import agreement_report, corrected_cases
+
+        store = _store(args)
+        cases, stored = corrected_cases(store), agreement_report(store.corrections())
+        source = f"the store {store.path}"
+    else:
+        try:
+            cases = load_dataset(Path(args.dataset))
+        except (OSError, ValueError) as exc:
+            print(f"assistant-monitor: {exc}", file=sys.stderr)
+            return 2
+        source = args.dataset
     if not any(c.labels for c in cases):
-        print(f"assistant-monitor: {args.dataset}: no item has human labels", file=sys.stderr)
+        print(f"assistant-monitor: {source}: no item has human labels"
+              + (" (no stored verdict was corrected)" if args.from_store else ""), file=sys.stderr)
         return 2
     report = calibrate.run(cases, settings, Metrics())
+    if stored:
+        report["stored_verdicts"] = stored
     calibrate.write_calibration(report, Path(args.out))
     print((Path(args.out) / "calibration.md").read_text())
     return 0
@@ -484,7 +507,8 @@ def _verdicts_parser(sub: Any) -> None:
     show.add_argument("--json", action="store_true",
                       help="print the raw stored record as JSON instead")
     export = actions.add_parser("export-failing", parents=[common],
-                                help="write no-answer and low-groundedness turns as eval JSONL")
+                                help="write corrected (with labels), no-answer and "
+                                     "low-groundedness turns as eval JSONL")
     export.add_argument("--out", default="failing-turns.jsonl",
                         help="JSONL file to write (default failing-turns.jsonl)")
     export.add_argument("--groundedness-below", type=float, default=0.5,
@@ -533,8 +557,11 @@ def build_parser() -> argparse.ArgumentParser:
                           help="turns judged at once (default 4)")
     evaluate.set_defaults(func=cmd_eval)
     cal = sub.add_parser("calibrate", help="measure the judges against human labels")
-    cal.add_argument("--dataset", required=True, help="JSONL turns with human `labels`")
-    cal.add_argument("--config", help=CONFIG_HELP + " (the judges)")
+    source = cal.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", help="JSONL turns with human `labels`")
+    source.add_argument("--from-store", action="store_true",
+                        help="the stored turns people corrected on the turn pages (store.path)")
+    cal.add_argument("--config", help=CONFIG_HELP + " (the judges; store.path)")
     cal.add_argument("--out", default="calibration", help="folder for the report")
     cal.set_defaults(func=cmd_calibrate)
     gen = sub.add_parser("generate-dataset", help="scenario templates + CSV data -> golden JSONL")

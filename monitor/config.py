@@ -551,12 +551,24 @@ class RedactionSettings(_Section):
 
 
 class AdminSettings(_Section):
-    endpoint: str = "127.0.0.1:9464"  # /metrics, /healthz, /readyz, /api/turns
+    endpoint: str = "127.0.0.1:9464"  # /metrics, /healthz, /readyz, /api/turns, /ui
+    # Where people reach this server (through an ingress, say): Grafana's data links and the
+    # alerts' annotations lead to its pages there (published as assistant_monitor_info's
+    # public_url label). None: http://<endpoint> (its port once bound).
+    public_url: str | None = None
     recent_turns: int = Field(200, ge=0)
     # ... within this much of their JSON: spans carrying whole documents make turns of megabytes
     recent_turns_max_mib: int = Field(64, gt=0)
 
     _endpoint = field_validator("endpoint")(_check_endpoint)
+
+    @field_validator("public_url")
+    @classmethod
+    def _absolute(cls, url: str | None) -> str | None:
+        if url is not None and (urlparse(url).scheme not in ("http", "https")
+                                or not urlparse(url).hostname):
+            raise ValueError(f"public_url must be an absolute http(s) URL, got {url!r}")
+        return url.rstrip("/") if url else url
 
 
 class EvaluationExportSettings(_Section):

@@ -32,6 +32,10 @@ class Metrics(IngestTelemetry, AssemblyTelemetry, SamplingTelemetry, JudgeTeleme
             "assistant_turns_lost", "Turns passed on together to a stage (sampling, the judge "
             "queue) that failed on them: logged by exception type; not judged (0 expected).",
             registry=r)
+        self.monitor_info = Gauge(
+            "assistant_monitor_info", "Always 1; public_url: where the sidecar's pages are "
+            "(admin.public_url), for Grafana's links and the alerts' annotations.",
+            ["public_url"], registry=r)
         self.task_failures = Counter(
             "assistant_background_task_failures", "Background tasks (assembly-tick, turn-pump, "
             "retention) that failed and were restarted, by task.", ["task"], registry=r)

@@ -28,6 +28,8 @@ from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult, Verdict
 from monitor.verdicts_view import turn_report
 
+pytestmark = pytest.mark.unit
+
 # Verdict details as the store kept them before verdicts were typed (the local judge's, an LLM
 # judge's with its samples' agreement, a panel's, the reference tool-call judge's).
 LOCAL = {
@@ -183,7 +185,8 @@ async def test_metrics_publishes_exactly_the_contracts_verdict_families() -> Non
         stage(others)
     others_names = {f.name for f in others.collect()}
     emitted = set(published) - others_names - {"assistant_queue_depth", "assistant_turns_lost",
-                                               "assistant_background_task_failures"}
+                                               "assistant_background_task_failures",
+                                               "assistant_monitor_info"}
     assert emitted == {f.name for f in FAMILIES}
     for name in emitted:
         family, declared = published[name], FAMILY[name]

@@ -39,6 +39,16 @@ class JudgeTelemetry:
             "assistant_judge_canary_runs", "Canary runs by judge and outcome (ok; unavailable: "
             "the judge could not be reached; the agreement keeps its last value).",
             ["judge", "outcome"], registry=r)
+        self.judge_human_agreement = Gauge(
+            "assistant_judge_human_agreement", "Share of a judge's stored verdicts that people "
+            "who corrected them on the turn pages found right (each person's last word); "
+            "_lower and _upper: its 95% Wilson interval.", ["judge", "metric"], registry=r)
+        self.judge_human_agreement_lower = Gauge(
+            "assistant_judge_human_agreement_lower", "The human agreement's 95% lower bound.",
+            ["judge", "metric"], registry=r)
+        self.judge_human_agreement_upper = Gauge(
+            "assistant_judge_human_agreement_upper", "The human agreement's 95% upper bound.",
+            ["judge", "metric"], registry=r)
         self.judge_model_changes = Counter(
             "assistant_judge_model_changes", "Times an LLM judge endpoint reported a model other "
             "than the one it reported before: the judge itself changed.", ["judge"], registry=r)
