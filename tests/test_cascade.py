@@ -28,6 +28,7 @@ from monitor.telemetry import Metrics
 from monitor.verdict import Verdict
 from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.test_llm_judges import _made, close_judges  # noqa: F401  (closes the judges made)
 
 pytestmark = pytest.mark.unit
 
@@ -43,16 +44,6 @@ ANSWER = "Refunds are issued within 30 days. You need the original receipt. Happ
 @pytest.fixture(scope="module")
 def local() -> LocalJudge:
     return LocalJudge(LocalJudgeSettings())
-
-
-_made: list[LLMJudge] = []
-
-
-@pytest.fixture(autouse=True)
-async def close_judges() -> Any:
-    yield
-    while _made:
-        await _made.pop().aclose()
 
 
 def cascade_judge(server: ScriptedOpenAIServer, local: LocalJudge, metrics: Metrics | None = None,
