@@ -212,3 +212,26 @@ def test_who_decided_is_kept_with_the_verdict() -> None:
     documents = Verdict("context_relevance", score=1.0, documents=(
         DocumentLabel(index=1, label="relevant", decided_by="local"),))
     assert Verdict.from_dict(documents.to_dict()).documents[0].decided_by == "local"
+
+
+def test_the_sidecar_judges_through_the_cascade(start_sidecar) -> None:  # noqa: ANN001
+    from monitor.store import Store
+    from tests import traffic
+    from tests.test_evaluation_export import _send_turn
+    from tests.waiting import wait_until
+
+    with ScriptedOpenAIServer(judge_model) as server:
+        sidecar = start_sidecar(judging={
+            "llm": {"endpoints": [{"name": "judge-a", "base_url": server.base_url, "model": "m"}]},
+            "cascade": {"enabled": True, "groundedness": UNSURE}})  # every claim to the LLM
+        trace_id, _ = _send_turn(sidecar, traffic.INVENTED[0])
+        store = Store(sidecar.sidecar.settings.store.path)
+        wait_until(lambda: store.state(trace_id) == "judged", 60, "the turn judged")
+        assert {prompt_of(r) for r in server.requests} <= {"answer_claims", "context_relevance"}
+    grounded = next(v for v in store.show(trace_id)["verdicts"] if v["metric"] == "groundedness")
+    store.close()
+    assert grounded["judge"] == "judge-a" and "claim_support@" in grounded["model"]
+    assert {c["decided_by"] for c in grounded["details"]["claims"]} <= {"judge-a", "local"}
+    assert "judge-a" in grounded["details"]["decided_by"]
+    assert sidecar.metric("assistant_judge_cascade_decisions_total", judge="judge-a",
+                          part="claim", decided_by="llm") >= 1
