@@ -81,7 +81,7 @@ class Sidecar:
                                   settings.admin.recent_turns_max_mib << 20)
         self.services = LabelGuard(settings.labels.services, settings.labels.max_values)
         self.routes = LabelGuard(settings.labels.routes, settings.labels.max_values)
-        self.store: ThreadedStore | None = None  # its SQLite calls on a thread of its own
+        self.store: ThreadedStore | None = None  # its database calls on a thread of its own
         self.judging: JudgeStage | None = None
         self.evaluations: EvaluationExporter | None = None
         self.canary: Canary | None = None  # with LLM judges
@@ -91,7 +91,7 @@ class Sidecar:
         if downstream is None and queue.judges:
             if judges is None:
                 judges = build_judges(settings, self.metrics)
-            self.store = ThreadedStore(Store(settings.store.path))
+            self.store = ThreadedStore(Store.open(settings.store))
             verdicts = VerdictMetrics(self.metrics, self.services, self.routes)
             drift = (DriftMonitor(settings.drift, self.metrics, self.services, self.routes)
                      if settings.drift.enabled else None)

@@ -290,16 +290,21 @@ def _summary(sidecar: Any) -> str:
 
 
 def _store(args: argparse.Namespace) -> Any:
-    from monitor.store import Store
+    from monitor.store import Store, StoreError
 
-    path = _settings(args).store.path
-    if not path.exists():
+    settings = _settings(args).store
+    path = settings.path
+    if settings.url is None and not path.exists():
         print(f"assistant-monitor: no store at {path.resolve()} (store.path"
               + (f" of {args.config}" if args.config else ", relative to this directory")
               + "): the sidecar writes it once it has judged a turn; pass the sidecar's --config",
               file=sys.stderr)
         sys.exit(1)
-    return Store(path)
+    try:
+        return Store.open(settings)  # store.url: the fleet's PostgreSQL store
+    except StoreError as exc:
+        print(f"assistant-monitor: {exc}", file=sys.stderr)
+        sys.exit(1)
 
 
 def cmd_verdicts(args: argparse.Namespace) -> int:

@@ -515,11 +515,40 @@ class DriftSettings(_Section):
 
 
 class StoreSettings(_Section):
-    path: Path = Path("assistant-monitor.db")  # SQLite (WAL); turns, verdicts, rationales
+    """Turns, verdicts, rationales, costs, corrections: this node's SQLite file (`path`), or one
+    PostgreSQL database for a fleet of replicas (`url`; docs/deploying.md)."""
+
+    path: Path = Path("assistant-monitor.db")  # SQLite (WAL); with `url`, beside the WAL only
+    # postgresql://user:password@host:port/database: a secret, never logged nor echoed in errors
+    url: SecretStr | None = None
+    # This replica's name in a shared store: unique among live replicas and the same across its
+    # restarts (a StatefulSet pod's name); it judges the turns it stored. None: the host name.
+    replica: str | None = Field(None, min_length=1, max_length=200)
     retention_days: float = Field(30.0, gt=0)
     # Keep judged turns and their rationales with personal data replaced (redaction: below). A
     # turn waiting for its judge is kept as it came: the judges need its text.
     redact: bool = False
+
+    @field_validator("url")
+    @classmethod
+    def _postgresql(cls, url: SecretStr | None) -> SecretStr | None:
+        """A PostgreSQL URL; what is wrong is said without the URL (its password)."""
+        if url is None:
+            return None
+        form = "postgresql://user:password@host:port/database"
+        parts = urlparse(url.get_secret_value())
+        if parts.scheme not in ("postgresql", "postgres"):
+            raise ValueError(f"expected a PostgreSQL URL, {form} (SQLite is store.path); "
+                             f"its scheme is {parts.scheme or 'missing'}")
+        try:
+            parts.port  # noqa: B018 - raises when the port is not a number in 0..65535
+        except ValueError:
+            raise ValueError(f"expected {form}: the port is not a number in 0..65535") from None
+        if not parts.hostname and "host=" not in parts.query:
+            raise ValueError(f"expected {form}: no host")
+        if not parts.path.strip("/"):
+            raise ValueError(f"expected {form}: no database name")
+        return url
 
 
 # Personal data the redactor finds (monitor/judges/redact.py), by Presidio's entity names.

@@ -1,6 +1,9 @@
-"""The verdict store inside the tenant: SQLite in WAL mode, and the judge queue that survives crashes.
+"""The verdict store inside the tenant, and the judge queue that survives crashes: SQLite in WAL
+mode on one node (the default), or PostgreSQL shared by a fleet of replicas.
 
-    store = Store(Path("assistant-monitor.db"))
+    store = Store(Path("assistant-monitor.db"))            # SQLite, this node's
+    store = Store("postgresql://app:pw@db:5432/monitor", replica="monitor-0")  # a fleet's
+    store = Store.open(settings.store)                      # whichever the configuration names
     store.enqueue(turn, reason="rate", probability=0.1)   # durable before anything else happens
     claimed = store.claim()                                # -> Claimed | None
     store.complete(claimed.trace_id, results)              # verdicts + state, one transaction
@@ -9,89 +12,150 @@ A sampled turn is written before it is handed to a judge, and its verdicts and i
 state are written in one transaction, so a crash (even kill -9) loses no sampled turn and judges
 none twice. `enqueue` is idempotent by trace id. Turns being judged when the process died are
 put back to `pending` by `recover()` at start-up.
+
+**A fleet.** Replicas sharing a PostgreSQL store share what was judged (turns, verdicts, costs,
+corrections: the `verdicts` commands, retention and the pages see every replica's), and each
+judges its own turns: a turn is held by the replica that stored it (`turns.replica`), and the
+queue's calls (`claim`, `recover`, `waiting`, `withdraw`, `backlog`, and `fail`, `release`,
+`complete` of a claimed turn) see only this replica's. So `recover()` at start-up puts back only
+what this replica was judging when it stopped, never a turn another live replica is judging, and
+a judge queue on Kafka still tells the replica that read a turn when it is judged. A replica's
+name must be unique among the live ones and the same across its restarts (a StatefulSet pod's
+name; the host name by default). A turn stored again by another replica while it still waits
+(Kafka moved its partition: the new owner read it again) is taken over by that replica: it
+judges it, and the old holder's `complete` is refused (`NotClaimed`), so a turn's verdicts are
+stored once. `claim` locks the row it takes (`FOR UPDATE SKIP LOCKED`), so two connections under
+one name never take the same turn either.
+
+One implementation for both databases: the SQL is written once with `?` placeholders and differs
+only where it must (column types, the JSON functions `list_turns` uses, row locks). The schema
+carries its version (`schema_version`); opening a store brings an older one up to date in one
+transaction, at most one process at a time, and does nothing to a current one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
+import re
+import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from monitor.model import AssistantTurn, KeptTurn, Sampled, turn_json
 from monitor.verdict import LABELS, JudgeResult
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS turns (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    trace_id TEXT NOT NULL UNIQUE,
-    service TEXT NOT NULL,
-    route TEXT,
+if TYPE_CHECKING:
+    from monitor.config import StoreSettings
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
+
+# The tables as they were before the schema had versions. {serial}, {text} and {real} are each
+# database's types: PostgreSQL's `real` is single precision, and its text compares and sorts
+# byte by byte here (COLLATE "C") as SQLite's does, whatever the database's locale.
+TABLES = (
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS turns (
+    seq {serial},
+    trace_id {text} NOT NULL UNIQUE,
+    service {text} NOT NULL,
+    route {text},
     turn_json TEXT NOT NULL,
-    reason TEXT NOT NULL,            -- the sampling rule that kept it
-    probability REAL NOT NULL,       -- its inclusion probability
-    state TEXT NOT NULL,             -- pending | judging | judged | failed
+    reason {text} NOT NULL,              -- the sampling rule that kept it
+    probability {real} NOT NULL,         -- its inclusion probability
+    state {text} NOT NULL,               -- pending | judging | judged | failed
     attempts INTEGER NOT NULL DEFAULT 0,
-    not_before REAL NOT NULL DEFAULT 0,
+    not_before {real} NOT NULL DEFAULT 0,
     error TEXT,
-    received_at REAL NOT NULL,
-    judged_at REAL
-);
-CREATE INDEX IF NOT EXISTS turns_by_state ON turns (state, seq);
-CREATE INDEX IF NOT EXISTS turns_by_time ON turns (received_at);
-CREATE TABLE IF NOT EXISTS verdicts (
-    trace_id TEXT NOT NULL,
-    judge TEXT NOT NULL,
-    metric TEXT NOT NULL,
-    label TEXT,
-    score REAL,
+    received_at {real} NOT NULL,
+    judged_at {real}
+)""",
+    """CREATE TABLE IF NOT EXISTS verdicts (
+    trace_id {text} NOT NULL,
+    judge {text} NOT NULL,
+    metric {text} NOT NULL,
+    label {text},
+    score {real},
     rationale TEXT NOT NULL,
     details_json TEXT NOT NULL,
-    prompt_version TEXT,
-    created_at REAL NOT NULL,
-    model TEXT,                      -- who judged: the model reported, or local checksums
+    prompt_version {text},
+    created_at {real} NOT NULL,
     PRIMARY KEY (trace_id, judge, metric)
-);
-CREATE TABLE IF NOT EXISTS corrections (  -- a person's word on a verdict
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    trace_id TEXT NOT NULL,
-    judge TEXT NOT NULL,
-    metric TEXT NOT NULL,
-    verdict_label TEXT,              -- the verdict as it was when corrected
-    verdict_score REAL,
-    correct INTEGER NOT NULL,        -- 1: the verdict is right; 0: wrong, `label`/`score` are
-    label TEXT,
-    score REAL,
-    author TEXT NOT NULL,
-    created_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS corrections_by_turn ON corrections (trace_id);
-CREATE TABLE IF NOT EXISTS judge_costs (
-    trace_id TEXT NOT NULL,
-    judge TEXT NOT NULL,
+)""",
+    """CREATE TABLE IF NOT EXISTS corrections (  -- a person's word on a verdict
+    id {serial},
+    trace_id {text} NOT NULL,
+    judge {text} NOT NULL,
+    metric {text} NOT NULL,
+    verdict_label {text},                -- the verdict as it was when corrected
+    verdict_score {real},
+    correct INTEGER NOT NULL,            -- 1: the verdict is right; 0: wrong, label/score are
+    label {text},
+    score {real},
+    author {text} NOT NULL,
+    created_at {real} NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS judge_costs (
+    trace_id {text} NOT NULL,
+    judge {text} NOT NULL,
     calls INTEGER NOT NULL,
     input_tokens INTEGER NOT NULL,
     output_tokens INTEGER NOT NULL,
-    latency_s REAL NOT NULL,
-    created_at REAL NOT NULL,
+    latency_s {real} NOT NULL,
+    created_at {real} NOT NULL,
     PRIMARY KEY (trace_id, judge)
-);
-"""
+)""",
+)
+# Columns added since, by version; a store made before one gains it. 1: who judged, the model
+# reported or local checksums (NULL in older rows: unknown). 2: the replica whose queue holds the
+# turn ('' on a single node), and the turn's conversation, from its JSON, indexed for `show`.
+COLUMNS = (
+    ("verdicts", "model", "model {text}"),
+    ("turns", "replica", "replica {text} NOT NULL DEFAULT ''"),
+    ("turns", "conversation_id", "conversation_id {text} GENERATED ALWAYS AS {conversation}"),
+)
+INDEXES = (
+    "CREATE INDEX IF NOT EXISTS turns_by_state ON turns (state, seq)",
+    "CREATE INDEX IF NOT EXISTS turns_by_time ON turns (received_at)",
+    "CREATE INDEX IF NOT EXISTS turns_by_replica ON turns (replica, state, seq)",
+    "CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation_id, seq)",
+    "CREATE INDEX IF NOT EXISTS corrections_by_turn ON corrections (trace_id)",
+)
+_WAITING = "state IN ('pending', 'judging')"
 
 
 T = TypeVar("T")
 
-_CHUNK = 500  # rows a statement: 7 parameters each, within SQLite's 32,766
+_CHUNK = 500  # rows a statement: 8 parameters each, within SQLite's 32,766
 
 
 def _chunks(items: list[T]) -> Iterator[list[T]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start:start + _CHUNK]
+
+
+def _marks(items: Sequence[object]) -> str:
+    return ", ".join("?" * len(items))
+
+
+class StoreError(Exception):
+    """The store cannot be opened: unreachable, or written by a newer release."""
+
+
+class NotClaimed(StoreError):
+    """`complete` of a turn this replica is not judging: judged already, or taken over by another
+    replica; nothing was stored."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,25 +167,258 @@ class Claimed:
     attempts: int
 
 
-class Store:
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+# -- the two databases ------------------------------------------------------------------------
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_MIGRATION_LOCK = 0x61737369_6d6f6e  # pg_advisory_xact_lock's key: one migration at a time
+
+
+def shown_url(url: str) -> str:
+    """A PostgreSQL URL as it may be shown (logs, errors, the CLI): its password masked."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = f"{parts.username or ''}:***@{netloc.rpartition('@')[2]}"
+    query = re.sub(r"(?i)(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+class _SQLite:
+    """One node's store: a file, in WAL mode."""
+
+    types = {"serial": "INTEGER PRIMARY KEY AUTOINCREMENT", "text": "TEXT", "real": "REAL",
+             "conversation": "(json_extract(turn_json, '$.conversation_id')) VIRTUAL"}
+    skip_locked = ""  # one writer at a time: SQLite locks the file
+    # A turn's tool calls, [{name, error}] as JSON text; whether one of them failed.
+    tool_calls = ("(SELECT json_group_array(json_object('name', json_extract(c.value, '$.name'),"
+                  " 'error', json_extract(c.value, '$.error')))"
+                  " FROM json_each(t.turn_json, '$.tool_calls') c)")
+    failed_tool = ("EXISTS (SELECT 1 FROM json_each(t.turn_json, '$.tool_calls') c"
+                   " WHERE json_extract(c.value, '$.error') IS NOT NULL)")
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: explicit transactions only, so each write commits at once.
-        self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")  # durable across process crashes
         self.db.execute("PRAGMA busy_timeout=5000")
-        self.db.executescript(SCHEMA)
-        # Stores made before verdicts named their model gain the column (NULL: unknown).
-        if "model" not in {row["name"] for row in self.db.execute("PRAGMA table_info(verdicts)")}:
-            self.db.execute("ALTER TABLE verdicts ADD COLUMN model TEXT")
-        self._backlog: int = self.db.execute(
-            "SELECT count(*) FROM turns WHERE state IN ('pending', 'judging')").fetchone()[0]
+
+    def columns(self, table: str) -> set[str]:
+        return {row["name"] for row in self.db.execute(f"PRAGMA table_info({table})")}
+
+    def transaction(self) -> _Transaction:
+        return _Transaction(self.db)
+
+    exclusive = transaction  # BEGIN IMMEDIATE: the file's one writer
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+class _Postgres:
+    """A fleet's store: a PostgreSQL database, over psycopg 3."""
+
+    types = {"serial": "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+             "text": 'TEXT COLLATE "C"', "real": "DOUBLE PRECISION",
+             "conversation": "((turn_json::json ->> 'conversation_id')) STORED"}
+    skip_locked = " FOR UPDATE SKIP LOCKED"  # rows another connection has locked are passed over
+    # `json`, not `jsonb`: read as it is, no conversion of the whole turn.
+    _calls = ("json_array_elements(CASE json_typeof(t.turn_json::json -> 'tool_calls')"
+              " WHEN 'array' THEN t.turn_json::json -> 'tool_calls' END) WITH ORDINALITY c(value, n)")
+    tool_calls = ("(SELECT coalesce(json_agg(json_build_object('name', c.value -> 'name', 'error',"
+                  f" c.value -> 'error') ORDER BY c.n), '[]')::text FROM {_calls})")
+    failed_tool = f"EXISTS (SELECT 1 FROM {_calls} WHERE json_typeof(c.value -> 'error') <> 'null')"
+
+    def __init__(self, url: str) -> None:
+        self.shown = shown_url(url)
+        self.db = _PgConnection(url, self.shown)
+
+    def columns(self, table: str) -> set[str]:
+        return {row[0] for row in self.db.execute(
+            "SELECT column_name FROM information_schema.columns"
+            " WHERE table_schema = current_schema() AND table_name = ?", (table,))}
+
+    def transaction(self) -> Any:
+        return self.db.transaction()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self.db.transaction():
+            self.db.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+            yield
+
+
+class _PgConnection:
+    """A psycopg connection that reads the store's SQL as sqlite3 does: `?` placeholders (the
+    store's SQL has no other `?`, and no `%`), rows read by index or by column name. It commits
+    each statement but in `transaction()`; after a lost connection the next call connects again
+    (the call that found it lost fails)."""
+
+    def __init__(self, url: str, shown: str) -> None:
+        import psycopg  # only a fleet's store needs it: the sidecar's import stays light
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        self._psycopg = psycopg
+        self._shown = shown
+        try:
+            given = conninfo_to_dict(url)
+        except psycopg.ProgrammingError:  # libpq's message may quote the password: not shown
+            raise StoreError(f"not a PostgreSQL URL libpq can read: {shown}") from None
+        defaults: dict[str, str | int] = {"connect_timeout": 10,
+                                          "application_name": "assistant-monitor"}
+        self._conninfo = make_conninfo(url, **{k: v for k, v in defaults.items() if k not in given})
+        self._conn = self._connect()
+
+    def _connect(self) -> Any:
+        try:
+            return self._psycopg.connect(self._conninfo, autocommit=True, row_factory=_pg_rows)
+        except self._psycopg.OperationalError as exc:  # libpq's words: host, port, user, reason
+            raise StoreError(f"cannot connect to the store {self._shown}: {exc}") from None
+
+    @property
+    def conn(self) -> Any:
+        if self._conn.broken:
+            self._conn = self._connect()
+        return self._conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.conn.execute(_pg_sql(sql), [_pg_value(v) for v in params])
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
+        cursor = self.conn.cursor()
+        if rows:
+            cursor.executemany(_pg_sql(sql), [[_pg_value(v) for v in row] for row in rows])
+        return cursor
+
+    def transaction(self) -> Any:
+        return self.conn.transaction()
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+@lru_cache(maxsize=256)
+def _pg_sql(sql: str) -> str:
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+_JSON_NUL = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
+
+
+def _pg_value(value: Any) -> Any:
+    """PostgreSQL's text holds no NUL character, which SQLite's does (a span's attribute may
+    carry one): a NUL, or one escaped in a turn's JSON, becomes U+FFFD."""
+    if isinstance(value, str) and ("\x00" in value or "\\u0000" in value):
+        return _JSON_NUL.sub(r"\1\\ufffd", value.replace("\x00", "\ufffd"))
+    return value
+
+
+class _PgRow(tuple[Any, ...]):
+    """A row read as sqlite3.Row is: row[0], row["name"], dict(row)."""
+
+    names: dict[str, int]
+
+    def __new__(cls, values: Sequence[Any], names: dict[str, int]) -> _PgRow:
+        row = super().__new__(cls, values)
+        row.names = names
+        return row
+
+    def __getitem__(self, key: Any) -> Any:
+        return super().__getitem__(self.names[key] if isinstance(key, str) else key)
+
+    def keys(self) -> list[str]:
+        return list(self.names)
+
+
+def _pg_rows(cursor: Any) -> Callable[[Sequence[Any]], _PgRow]:
+    names = {column.name: i for i, column in enumerate(cursor.description or ())}
+    return lambda values: _PgRow(values, names)
+
+
+# -- the store ----------------------------------------------------------------------------------
+
+class Store:
+    def __init__(self, where: Path | str, replica: str = "") -> None:
+        """`where`: an SQLite file, or a postgresql:// URL (a fleet's store); `replica`: this
+        replica's name in it, whose queue is the turns it stored (a single node's: '')."""
+        self.replica = replica
+        self._sql: _SQLite | _Postgres
+        self.path: Path | str  # the SQLite file, or the URL with its password masked
+        if isinstance(where, str) and where.startswith(POSTGRES_SCHEMES):
+            self._sql = _Postgres(where)
+            self.path = self._sql.shown
+        else:
+            self.path = Path(where)
+            self._sql = _SQLite(self.path)
+        # sqlite3's connection, or the PostgreSQL one that reads the same SQL and rows
+        self.db: Any = self._sql.db
+        try:
+            self._migrate()
+        except BaseException:
+            self.db.close()
+            raise
+        # Turns this replica holds, pending or being judged: counted in memory, read per batch
+        # and per judged turn. Counted again whenever a claim finds nothing to take, which also
+        # catches up with turns another replica took over.
+        self._backlog: int = self._held()
+
+    @classmethod
+    def open(cls, settings: StoreSettings) -> Store:
+        """The store the configuration names: PostgreSQL at `url`, else SQLite at `path`."""
+        if settings.url is None:
+            return cls(settings.path)
+        replica = settings.replica or socket.gethostname()
+        store = cls(settings.url.get_secret_value(), replica)
+        log.info("verdict store %s, as replica %s", store.path, replica)
+        return store
 
     def close(self) -> None:
         self.db.close()
+
+    def _migrate(self) -> None:
+        """Bring the store to SCHEMA_VERSION; a current one is only read. Concurrent start-ups
+        take turns: SQLite's write lock, a PostgreSQL advisory lock."""
+        if self._version() == SCHEMA_VERSION:
+            return
+        with self._sql.exclusive():
+            version = self._version()  # another process may have done it meanwhile
+            if version == SCHEMA_VERSION:
+                return
+            types = self._sql.types
+            for statement in TABLES:
+                self.db.execute(statement.format(**types))
+            for table, column, definition in COLUMNS:  # idempotent: a column there stays
+                if column not in self._sql.columns(table):
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {definition.format(**types)}")
+            for statement in INDEXES:
+                self.db.execute(statement)
+            self.db.execute("DELETE FROM schema_version")
+            self.db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+
+    def _version(self) -> int:
+        """The schema's version; 0 before versions were kept (or a new store)."""
+        if "version" not in self._sql.columns("schema_version"):
+            return 0
+        version = int(self.db.execute("SELECT coalesce(max(version), 0) FROM schema_version")
+                      .fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"the store {self.path} has schema version {version}, written by a "
+                             f"newer release (this one reads up to {SCHEMA_VERSION}): upgrade")
+        return version
+
+    def _held(self) -> int:
+        return int(self.db.execute(f"SELECT count(*) FROM turns WHERE replica = ? AND {_WAITING}",
+                                   (self.replica,)).fetchone()[0])
 
     # -- the queue -------------------------------------------------------------------------
 
@@ -131,44 +428,55 @@ class Store:
 
     def enqueue_many(self, sampled: Sequence[Sampled]) -> list[bool]:
         """Persist sampled turns in one transaction (one commit for a pump's batch); for each,
-        False if its trace id is already stored (or came earlier in `sampled`)."""
+        False if its trace id is already stored (or came earlier in `sampled`). A turn stored
+        by another replica and still waiting is taken over (True): this replica judges it."""
         now = time.time()
-        added, rows, fresh = [], [], set()
-        chunk: list[Any]  # trace ids, then rows
+        rows, first = [], set()
+        for turn, reason, probability in sampled:
+            if turn.trace_id not in first:
+                first.add(turn.trace_id)
+                rows.append((turn.trace_id, turn.service, turn.route, turn_json(turn), reason,
+                             probability, now, self.replica))
+        ours: set[str] = set()
         with self._transaction():
             # A statement per chunk, not per row: each statement lets the event loop's thread
             # take the interpreter lock, and hand-offs per row cost more than the inserts.
-            for chunk in _chunks([turn.trace_id for turn, _, _ in sampled]):
-                stored = {row[0] for row in self.db.execute(
-                    f"SELECT trace_id FROM turns WHERE trace_id IN ({', '.join('?' * len(chunk))})",
-                    chunk)}
-                for trace_id in chunk:
-                    added.append(trace_id not in stored and trace_id not in fresh)
-                    fresh.add(trace_id)
-            for (turn, reason, probability), new in zip(sampled, added, strict=True):
-                if new:
-                    rows.append((turn.trace_id, turn.service, turn.route, turn_json(turn), reason,
-                                 probability, now))
             for chunk in _chunks(rows):
-                self.db.execute(
+                ours.update(row[0] for row in self.db.execute(
                     "INSERT INTO turns (trace_id, service, route, turn_json, reason, probability,"
-                    " state, received_at) VALUES "
-                    + ", ".join(["(?, ?, ?, ?, ?, ?, 'pending', ?)"] * len(chunk)),
-                    [value for row in chunk for value in row])
-        self._backlog += len(rows)
+                    " received_at, replica, state) VALUES "
+                    + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, 'pending')"] * len(chunk))
+                    + " ON CONFLICT (trace_id) DO NOTHING RETURNING trace_id",
+                    [value for row in chunk for value in row]))
+            for ids in _chunks([row[0] for row in rows if row[0] not in ours]):
+                ours.update(row[0] for row in self.db.execute(
+                    f"UPDATE turns SET replica = ?, state = 'pending' WHERE trace_id IN"
+                    f" ({_marks(ids)}) AND replica <> ? AND {_WAITING} RETURNING trace_id",
+                    (self.replica, *ids, self.replica)))
+        self._backlog += len(ours)
+        added, seen = [], set()
+        for turn, _, _ in sampled:
+            added.append(turn.trace_id in ours and turn.trace_id not in seen)
+            seen.add(turn.trace_id)
         return added
 
     def recover(self) -> int:
-        """At start-up: turns left `judging` by a crash go back to `pending`."""
-        return self.db.execute("UPDATE turns SET state = 'pending' WHERE state = 'judging'").rowcount
+        """At start-up: this replica's turns left `judging` by a crash go back to `pending`."""
+        return int(self.db.execute("UPDATE turns SET state = 'pending'"
+                                   " WHERE replica = ? AND state = 'judging'",
+                                   (self.replica,)).rowcount)
 
     def claim(self, now: float | None = None) -> Claimed | None:
+        """The oldest of this replica's turns due for judging, now `judging`; None when none."""
         now = time.time() if now is None else now
         row = self.db.execute(
             "UPDATE turns SET state = 'judging', attempts = attempts + 1 WHERE seq = ("
-            " SELECT seq FROM turns WHERE state = 'pending' AND not_before <= ? ORDER BY seq LIMIT 1)"
-            " RETURNING trace_id, turn_json, reason, probability, attempts", (now,)).fetchone()
+            " SELECT seq FROM turns WHERE replica = ? AND state = 'pending' AND not_before <= ?"
+            f" ORDER BY seq LIMIT 1{self._sql.skip_locked}) AND state = 'pending'"
+            " RETURNING trace_id, turn_json, reason, probability, attempts",
+            (self.replica, now)).fetchone()
         if row is None:
+            self._backlog = self._held()
             return None
         return Claimed(row["trace_id"], AssistantTurn.model_validate_json(row["turn_json"]),
                        row["reason"], row["probability"], row["attempts"])
@@ -176,13 +484,17 @@ class Store:
     def complete(self, trace_id: str, results: list[JudgeResult],
                  turn: AssistantTurn | None = None) -> None:
         """Store the verdicts and mark the turn judged; `turn`: what to keep of it instead of
-        what was enqueued (redacted: `store.redact`)."""
+        what was enqueued (redacted: `store.redact`). NotClaimed, and nothing stored, when this
+        replica is not judging it: a second judgement would be a bug, not an update, and a turn
+        taken over is judged by the replica that took it."""
         now = time.time()
+        kept = (", turn_json = ?", (turn_json(turn),)) if turn is not None else ("", ())
         with self._transaction():
-            if turn is not None:
-                self.db.execute("UPDATE turns SET turn_json = ? WHERE trace_id = ?",
-                                (turn_json(turn), trace_id))
-            # Plain INSERTs: a second judgement of the same turn would be an error, not an update.
+            if not self.db.execute(
+                    f"UPDATE turns SET state = 'judged', judged_at = ?, error = NULL{kept[0]}"
+                    " WHERE trace_id = ? AND replica = ? AND state = 'judging'",
+                    (now, *kept[1], trace_id, self.replica)).rowcount:
+                raise NotClaimed(f"turn {trace_id} is not being judged by this replica")
             for result in results:
                 self.db.executemany(
                     "INSERT INTO verdicts (trace_id, judge, metric, label, score,"
@@ -193,30 +505,31 @@ class Store:
                       result.model)
                      for v in result.verdicts])
                 self.db.execute(
-                    "INSERT INTO judge_costs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO judge_costs (trace_id, judge, calls, input_tokens, output_tokens,"
+                    " latency_s, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     (trace_id, result.judge, result.calls, result.input_tokens,
                      result.output_tokens, result.latency_s, now))
-            done = self.db.execute("UPDATE turns SET state = 'judged', judged_at = ?, error = NULL"
-                                   " WHERE trace_id = ? AND state = 'judging'", (now, trace_id))
-        self._backlog -= done.rowcount
+        self._backlog -= 1
 
     def fail(self, trace_id: str, error: str, retry_at: float | None) -> None:
         """Judging failed for a reason about the turn (the attempt counts): put it back for a
         later attempt, or mark it failed when `retry_at` is None."""
         if retry_at is None:
             self._backlog -= self.db.execute(
-                "UPDATE turns SET state = 'failed', error = ? WHERE trace_id = ? AND state = 'judging'",
-                (error, trace_id)).rowcount
+                "UPDATE turns SET state = 'failed', error = ?"
+                " WHERE trace_id = ? AND replica = ? AND state = 'judging'",
+                (error, trace_id, self.replica)).rowcount
         else:
             self.db.execute("UPDATE turns SET state = 'pending', error = ?, not_before = ?"
-                            " WHERE trace_id = ? AND state = 'judging'", (error, retry_at, trace_id))
+                            " WHERE trace_id = ? AND replica = ? AND state = 'judging'",
+                            (error, retry_at, trace_id, self.replica))
 
     def release(self, trace_id: str, retry_at: float) -> None:
         """Put a turn back untouched, the attempt not counted: its judge is unavailable (down,
         answering garbage), or the sidecar stopped while judging it."""
         self.db.execute("UPDATE turns SET state = 'pending', attempts = attempts - 1,"
-                        " not_before = ? WHERE trace_id = ? AND state = 'judging'",
-                        (retry_at, trace_id))
+                        " not_before = ? WHERE trace_id = ? AND replica = ? AND state = 'judging'",
+                        (retry_at, trace_id, self.replica))
 
     def state(self, trace_id: str) -> str | None:
         """pending | judging | judged | failed, or None when this trace id is not stored."""
@@ -224,33 +537,34 @@ class Store:
         return row[0] if row else None
 
     def withdraw(self, trace_ids: set[str]) -> set[str]:
-        """Take turns still waiting for a judge out of the queue (another replica judges them
-        now); return those withdrawn. Turns being judged or done are left alone."""
-        withdrawn = set()
+        """Take this replica's turns still waiting for a judge out of the queue (another replica
+        judges them now); return those withdrawn. Turns being judged or done are left alone."""
+        withdrawn: set[str] = set()
         with self._transaction():
-            for trace_id in trace_ids:
-                if self.db.execute("DELETE FROM turns WHERE trace_id = ? AND state = 'pending'",
-                                   (trace_id,)).rowcount:
-                    withdrawn.add(trace_id)
+            for ids in _chunks(sorted(trace_ids)):
+                withdrawn.update(row[0] for row in self.db.execute(
+                    f"DELETE FROM turns WHERE trace_id IN ({_marks(ids)}) AND replica = ?"
+                    " AND state = 'pending' RETURNING trace_id", (*ids, self.replica)))
         self._backlog -= len(withdrawn)
         return withdrawn
 
     def waiting(self) -> set[str]:
-        """Trace ids of the turns waiting for a judge (not being judged)."""
-        return {row[0] for row in self.db.execute("SELECT trace_id FROM turns"
-                                                  " WHERE state = 'pending'")}
+        """Trace ids of this replica's turns waiting for a judge (not being judged)."""
+        return {row[0] for row in self.db.execute(
+            "SELECT trace_id FROM turns WHERE replica = ? AND state = 'pending'", (self.replica,))}
 
     def backlog(self) -> int:
-        """Turns waiting for a judge (pending or being judged); kept in memory, it is per turn."""
+        """This replica's turns waiting for a judge (pending or being judged): a counter in
+        memory, no query (it is read per batch and per judged turn, on the event loop)."""
         return self._backlog
 
     def tokens_since(self, since: float) -> int:
-        tokens: int = self.db.execute(
+        """Judge tokens spent since `since`, by every replica."""
+        return int(self.db.execute(
             "SELECT coalesce(sum(input_tokens + output_tokens), 0) FROM judge_costs"
-            " WHERE created_at >= ?", (since,)).fetchone()[0]
-        return tokens
+            " WHERE created_at >= ?", (since,)).fetchone()[0])
 
-    # -- reading -----------------------------------------------------------------------------
+    # -- reading: the whole fleet's ----------------------------------------------------------
 
     def turns(self, limit: int = 20, state: str | None = None) -> list[dict[str, Any]]:
         query = "SELECT trace_id, service, route, reason, probability, state, attempts, error," \
@@ -289,21 +603,18 @@ class Store:
             where.append("t.received_at >= ?")
             args.append(since)
         if failed_tools:
-            where.append("EXISTS (SELECT 1 FROM json_each(t.turn_json, '$.tool_calls') c"
-                         " WHERE json_extract(c.value, '$.error') IS NOT NULL)")
+            where.append(self._sql.failed_tool)
         query = ("SELECT t.trace_id, t.service, t.route, t.state, t.reason, t.probability,"
-                 " t.received_at, (SELECT json_group_array(json_object('name', json_extract("
-                 "c.value, '$.name'), 'error', json_extract(c.value, '$.error')))"
-                 " FROM json_each(t.turn_json, '$.tool_calls') c) AS tool_calls"
+                 f" t.received_at, {self._sql.tool_calls} AS tool_calls"
                  " FROM turns t" + (" WHERE " + " AND ".join(where) if where else "")
                  + " ORDER BY t.seq DESC LIMIT ?")
         rows = [dict(r) for r in self.db.execute(query, (*args, limit))]
         by_id = {r["trace_id"]: {**r, "tool_calls": json.loads(r["tool_calls"]), "verdicts": {}}
                  for r in rows}
         if by_id:
-            marks = ",".join("?" * len(by_id))
             for v in self.db.execute(f"SELECT trace_id, metric, label, score FROM verdicts"
-                                     f" WHERE trace_id IN ({marks}) ORDER BY judge", tuple(by_id)):
+                                     f" WHERE trace_id IN ({_marks(tuple(by_id))}) ORDER BY judge",
+                                     tuple(by_id)):
                 by_id[v["trace_id"]]["verdicts"].setdefault(v["metric"], (v["label"], v["score"]))
         return list(by_id.values())
 
@@ -326,18 +637,19 @@ class Store:
             "SELECT judge, calls, input_tokens, output_tokens, latency_s FROM judge_costs"
             " WHERE trace_id = ?", (trace_id,))]
         shown["corrections"] = self.corrections(trace_id)
-        shown["conversation"] = self._neighbours(shown["turn"].get("conversation_id"), row["seq"])
+        shown["conversation"] = self._neighbours(row["conversation_id"], row["seq"])
         return shown
 
     def _neighbours(self, conversation_id: str | None, seq: int) -> dict[str, str | None]:
         """The trace ids of the stored turns before and after this one in its conversation."""
         if not conversation_id:
             return {"previous": None, "next": None}
-        same = "json_extract(turn_json, '$.conversation_id') = ?"
-        previous = self.db.execute(f"SELECT trace_id FROM turns WHERE {same} AND seq < ?"
-                                   " ORDER BY seq DESC LIMIT 1", (conversation_id, seq)).fetchone()
-        following = self.db.execute(f"SELECT trace_id FROM turns WHERE {same} AND seq > ?"
-                                     " ORDER BY seq LIMIT 1", (conversation_id, seq)).fetchone()
+        previous = self.db.execute("SELECT trace_id FROM turns WHERE conversation_id = ?"
+                                   " AND seq < ? ORDER BY seq DESC LIMIT 1",
+                                   (conversation_id, seq)).fetchone()
+        following = self.db.execute("SELECT trace_id FROM turns WHERE conversation_id = ?"
+                                    " AND seq > ? ORDER BY seq LIMIT 1",
+                                    (conversation_id, seq)).fetchone()
         return {"previous": previous[0] if previous else None,
                 "next": following[0] if following else None}
 
@@ -356,13 +668,14 @@ class Store:
                 (trace_id, judge, metric)).fetchone()
             if verdict is None:
                 raise KeyError(f"no {metric} verdict of judge {judge!r} for turn {trace_id}")
-            cursor = self.db.execute(
+            added = self.db.execute(
                 "INSERT INTO corrections (trace_id, judge, metric, verdict_label, verdict_score,"
-                " correct, label, score, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " correct, label, score, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
                 (trace_id, judge, metric, verdict["label"], verdict["score"], int(correct),
                  label if not correct else None, score if not correct else None, author,
-                 time.time()))
-        return int(cursor.lastrowid or 0)
+                 time.time())).fetchone()
+        return int(added[0])
 
     def corrections(self, trace_id: str | None = None) -> list[dict[str, Any]]:
         """Corrections, oldest first (of one turn, or all)."""
@@ -381,25 +694,28 @@ class Store:
             yield AssistantTurn.model_validate_json(row["turn_json"])
 
     def purge(self, older_than: float, batch: int = 500) -> int:
-        """Retention: drop judged and failed turns (and their verdicts) older than the cut-off,
-        `batch` turns a transaction (a long transaction would hold the writer lock)."""
+        """Retention: drop judged and failed turns (and their verdicts, costs and corrections)
+        older than the cut-off, every replica's, `batch` turns a transaction (a long one would
+        hold SQLite's writer lock, or many PostgreSQL row locks)."""
         total = 0
         while purged := self.purge_batch(older_than, batch):
             total += purged
         return total
 
     def purge_batch(self, older_than: float, limit: int) -> int:
-        """One transaction of `purge`: at most `limit` turns; how many went."""
+        """One transaction of `purge`: at most `limit` turns; how many went. Several replicas
+        may purge at once: each passes over the rows another is purging."""
         with self._transaction():
-            old = [(row[0],) for row in self.db.execute(
+            old = [row[0] for row in self.db.execute(
                 "SELECT trace_id FROM turns WHERE received_at < ? AND state IN ('judged', 'failed')"
-                " LIMIT ?", (older_than, limit))]
-            for table in ("verdicts", "judge_costs", "corrections", "turns"):
-                self.db.executemany(f"DELETE FROM {table} WHERE trace_id = ?", old)
+                f" LIMIT ?{self._sql.skip_locked}", (older_than, limit))]
+            for ids in _chunks(old):
+                for table in ("verdicts", "judge_costs", "corrections", "turns"):
+                    self.db.execute(f"DELETE FROM {table} WHERE trace_id IN ({_marks(ids)})", ids)
         return len(old)
 
     def _transaction(self) -> Any:
-        return _Transaction(self.db)
+        return self._sql.transaction()
 
 
 def _right_answer(metric: str, label: str | None, score: float | None
@@ -413,17 +729,6 @@ def _right_answer(metric: str, label: str | None, score: float | None
     if score is None or not 0.0 <= score <= 1.0:
         raise ValueError(f"a wrong {metric} verdict needs the right score, 0..1; got {score!r}")
     return None, score
-
-
-class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type: object, *_: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
 class ThreadedStore:

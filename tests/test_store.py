@@ -1,4 +1,6 @@
-"""The store: a crash-safe judge queue and the verdicts with their rationales."""
+"""The store: a crash-safe judge queue and the verdicts with their rationales. Each test that
+takes `where` runs on both databases: an SQLite file (unit) and a real PostgreSQL server's
+database (integration, tests/postgres_server.py), with the same results."""
 
 from __future__ import annotations
 
@@ -10,11 +12,20 @@ from pathlib import Path
 import pytest
 
 from monitor.model import AssistantTurn
-from monitor.store import Store
+from monitor.store import NotClaimed, Store
 from monitor.verdict import ClaimLabel, JudgeResult, Verdict
+from tests.postgres_server import database, postgres  # noqa: F401  (fixtures)
 from tests.waiting import until
 
-pytestmark = pytest.mark.unit
+
+@pytest.fixture(params=[pytest.param("sqlite", marks=pytest.mark.unit),
+                        pytest.param("postgresql", marks=pytest.mark.integration)])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where a test's store lives: an SQLite file, or a PostgreSQL database's URL."""
+    if request.param == "sqlite":
+        return tmp_path / "s.db"
+    url: str = request.getfixturevalue("database")
+    return url
 
 
 def turn(n: int, answer: str = "An answer.") -> AssistantTurn:
@@ -28,10 +39,10 @@ def result(score: float = 0.5, label: str = "complete") -> list[JudgeResult]:
                         input_tokens=12, output_tokens=3, latency_s=0.01)]
 
 
-def test_a_batch_is_stored_in_order_and_each_trace_once(tmp_path: Path) -> None:
+def test_a_batch_is_stored_in_order_and_each_trace_once(where: Path | str) -> None:
     """The turn pump's batch: one call, a result per turn; a trace already stored, or twice in
     the batch, is stored once."""
-    store = Store(tmp_path / "s.db")
+    store = Store(where)
     assert store.enqueue(turn(1), "rate", 0.5)
     assert store.enqueue_many([(turn(2), "rate", 0.5), (turn(1), "rate", 0.5),
                                (turn(3), "no_documents", 1.0), (turn(3), "rate", 0.5)]) == [
@@ -43,9 +54,8 @@ def test_a_batch_is_stored_in_order_and_each_trace_once(tmp_path: Path) -> None:
     assert store.claim() is None
 
 
-def test_queue_is_idempotent_and_survives_reopening(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
-    store = Store(path)
+def test_queue_is_idempotent_and_survives_reopening(where: Path | str) -> None:
+    store = Store(where)
     assert store.enqueue(turn(1), "rate", 0.25)
     assert not store.enqueue(turn(1), "rate", 0.25)  # the same trace again: not twice
     assert store.enqueue(turn(2), "no_documents", 1.0)
@@ -55,7 +65,7 @@ def test_queue_is_idempotent_and_survives_reopening(tmp_path: Path) -> None:
     assert claimed.turn == turn(1)
     store.close()  # "crash" with turn 1 being judged and turn 2 pending
 
-    store = Store(path)
+    store = Store(where)
     assert store.backlog() == 2
     assert store.recover() == 1
     first, second = store.claim(), store.claim()
@@ -63,7 +73,7 @@ def test_queue_is_idempotent_and_survives_reopening(tmp_path: Path) -> None:
     assert first.attempts == 2
     store.complete(first.trace_id, result())
     assert store.backlog() == 1
-    with pytest.raises(sqlite3.IntegrityError):  # judged twice would be a bug, not an update
+    with pytest.raises(NotClaimed):  # judged twice would be a bug, not an update
         store.complete(first.trace_id, result())
     shown = store.show(first.trace_id)
     assert shown["state"] == "judged" and shown["turn"]["question"] == "q1"
@@ -73,8 +83,8 @@ def test_queue_is_idempotent_and_survives_reopening(tmp_path: Path) -> None:
     assert store.tokens_since(0) == 15
 
 
-def test_failures_are_retried_after_a_delay_then_marked_failed(tmp_path: Path) -> None:
-    store = Store(tmp_path / "s.db")
+def test_failures_are_retried_after_a_delay_then_marked_failed(where: Path | str) -> None:
+    store = Store(where)
     store.enqueue(turn(1), "rate", 1.0)
     claimed = store.claim(now=100.0)
     store.fail(claimed.trace_id, "local: TimeoutError", retry_at=160.0)
@@ -85,8 +95,8 @@ def test_failures_are_retried_after_a_delay_then_marked_failed(tmp_path: Path) -
     assert store.turns(state="failed")[0]["error"] == "local: TimeoutError"
 
 
-def test_failing_turns_export_and_retention(tmp_path: Path) -> None:
-    store = Store(tmp_path / "s.db")
+def test_failing_turns_export_and_retention(where: Path | str) -> None:
+    store = Store(where)
     for n, (score, label) in enumerate([(0.9, "complete"), (0.2, "complete"), (1.0, "no_answer")]):
         store.enqueue(turn(n), "rate", 1.0)
         store.complete(store.claim().trace_id, result(score, label))
@@ -98,8 +108,8 @@ def test_failing_turns_export_and_retention(tmp_path: Path) -> None:
     assert json.loads(json.dumps(store.turns()))  # plain data for the CLI
 
 
-def test_released_turns_spend_no_attempt_and_settled_turns_stay_settled(tmp_path: Path) -> None:
-    store = Store(tmp_path / "s.db")
+def test_released_turns_spend_no_attempt_and_settled_turns_stay_settled(where: Path | str) -> None:
+    store = Store(where)
     store.enqueue(turn(1), "rate", 1.0)
     for _ in range(5):  # an outage: claimed and released again and again
         claimed = store.claim(now=100.0)
@@ -112,6 +122,7 @@ def test_released_turns_spend_no_attempt_and_settled_turns_stay_settled(tmp_path
     assert store.claim() is None and store.backlog() == 0
 
 
+@pytest.mark.unit
 async def test_the_sidecars_store_waits_on_sqlite_off_the_event_loop(tmp_path: Path) -> None:
     """Another connection holds the write lock: the enqueue waits for it on the store's thread
     while the event loop keeps serving; it lands once the lock is let go."""
@@ -139,10 +150,10 @@ async def test_the_sidecars_store_waits_on_sqlite_off_the_event_loop(tmp_path: P
     await store.close()
 
 
-async def test_retention_purges_in_batches_and_keeps_pending_turns(tmp_path: Path) -> None:
+async def test_retention_purges_in_batches_and_keeps_pending_turns(where: Path | str) -> None:
     from monitor.store import ThreadedStore
 
-    sync = Store(tmp_path / "s.db")
+    sync = Store(where)
     for n in range(1, 1206):
         sync.enqueue(turn(n), "rate", 1.0)
         if n <= 1203:
@@ -156,8 +167,8 @@ async def test_retention_purges_in_batches_and_keeps_pending_turns(tmp_path: Pat
     await store.close()
 
 
-def test_people_correct_verdicts_and_a_turn_knows_its_conversation(tmp_path: Path) -> None:
-    store = Store(tmp_path / "s.db")
+def test_people_correct_verdicts_and_a_turn_knows_its_conversation(where: Path | str) -> None:
+    store = Store(where)
     turns = [AssistantTurn(trace_id=f"{n:032x}", service="bot", question=f"q{n}", answer="a",
                            conversation_id="conv-1" if n != 2 else "conv-2") for n in (1, 2, 3, 4)]
     for t in turns:
@@ -188,3 +199,174 @@ def test_people_correct_verdicts_and_a_turn_knows_its_conversation(tmp_path: Pat
 
     listed = store.list_turns(metric="groundedness", below=0.5, since=0)
     assert listed == []  # purged
+
+
+# -- several replicas, one store ----------------------------------------------------------------
+
+def test_replicas_sharing_a_store_each_judge_their_own_turns(where: Path | str) -> None:
+    """The queue is each replica's: claims, recovery, waiting, withdrawal and the backlog see
+    only the turns it stored; reading sees every replica's."""
+    a, b = Store(where, replica="judge-a"), Store(where, replica="judge-b")
+    assert a.enqueue_many([(turn(1), "rate", 1.0), (turn(2), "rate", 1.0)]) == [True, True]
+    assert b.enqueue(turn(3), "rate", 1.0)
+    assert (a.backlog(), b.backlog()) == (2, 1)
+    assert b.claim().trace_id == turn(3).trace_id and b.claim() is None
+    assert a.claim().trace_id == turn(1).trace_id
+    assert a.waiting() == {turn(2).trace_id} and b.waiting() == set()
+    assert b.withdraw({turn(2).trace_id}) == set()  # a's: left alone
+    assert b.recover() == 1 and a.state(turn(1).trace_id) == "judging"  # a's is a's
+    a.complete(turn(1).trace_id, result())
+    assert (a.backlog(), b.backlog()) == (1, 1)
+    assert a.withdraw({turn(2).trace_id}) == {turn(2).trace_id} and a.backlog() == 0
+    assert [t["trace_id"] for t in b.list_turns()] == [turn(3).trace_id, turn(1).trace_id]
+    assert [b.show(t)["replica"] for t in (turn(1).trace_id, turn(3).trace_id)] == [
+        "judge-a", "judge-b"]
+    a.close()
+    b.close()
+
+
+def test_a_waiting_turn_stored_again_by_another_replica_is_taken_over(where: Path | str) -> None:
+    """Kafka moved a partition: its new owner reads the turns again. Those still waiting go to
+    it (even one the old owner was judging: it may be dead); the old owner's verdicts are then
+    refused, so a turn is judged once in the store. A settled turn stays settled."""
+    old, new = Store(where, replica="old"), Store(where, replica="new")
+    old.enqueue_many([(turn(n), "rate", 1.0) for n in (1, 2, 3)])
+    old.complete(old.claim().trace_id, result())  # turn 1: judged
+    assert old.claim().trace_id == turn(2).trace_id  # being judged when the partition moved
+    assert new.enqueue_many([(turn(n), "rate", 1.0) for n in (1, 2, 3)]) == [False, True, True]
+    assert new.backlog() == 2
+    assert [new.claim().trace_id for _ in range(2)] == [turn(2).trace_id, turn(3).trace_id]
+    with pytest.raises(NotClaimed):
+        old.complete(turn(2).trace_id, result(score=0.1))
+    old.fail(turn(2).trace_id, "late", retry_at=None)  # no effect: not old's any more
+    old.release(turn(3).trace_id, retry_at=0.0)
+    assert old.claim() is None and old.backlog() == 0  # counted again: nothing is old's
+    new.complete(turn(2).trace_id, result(score=0.9))
+    new.complete(turn(3).trace_id, result(score=0.9))
+    assert new.backlog() == 0
+    assert [v["score"] for v in new.show(turn(2).trace_id)["verdicts"]] == [None, 0.9]
+    assert new.tokens_since(0) == old.tokens_since(0) == 45  # three judgements, stored once
+    old.close()
+    new.close()
+
+
+def test_two_connections_claiming_at_once_never_take_the_same_turn(where: Path | str) -> None:
+    """Two workers under one replica name (two connections at once): every turn claimed once."""
+    Store(where).enqueue_many([(turn(n), "rate", 1.0) for n in range(1, 301)])
+    stores = [Store(where) for _ in range(4)]
+    claimed: list[list[str]] = [[] for _ in stores]
+    start = threading.Barrier(len(stores))
+
+    def work(store: Store, mine: list[str]) -> None:
+        start.wait()
+        while (got := store.claim()) is not None:
+            mine.append(got.trace_id)
+
+    threads = [threading.Thread(target=work, args=pair) for pair in zip(stores, claimed, strict=True)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    every = [t for mine in claimed for t in mine]
+    assert len(every) == len(set(every)) == 300
+    assert sum(1 for mine in claimed if mine) >= 2  # they did run at once
+    for store in stores:
+        store.close()
+
+
+def test_the_pages_list_turns_with_their_verdicts_and_tool_calls(where: Path | str) -> None:
+    """`list_turns`' filters and columns: the SQL of each database reads the turn's JSON."""
+    store = Store(where)
+    from monitor.model import ToolCall
+
+    turns = [AssistantTurn(trace_id=f"{n:032x}", service="bot", route="billing" if n % 2 else "faq",
+                           question=f"q{n}", answer="a", tool_calls=[
+                               ToolCall(name="lookup"),
+                               ToolCall(name="refund", error="timeout" if n == 3 else None)])
+             for n in (1, 2, 3)]
+    for n, t in enumerate(turns):
+        store.enqueue(t, "rate", 0.5)
+        store.claim()
+        # Two judges of the same metric: the first by name, byte order ("B" before "a")
+        store.complete(t.trace_id, [
+            JudgeResult("a-judge", [Verdict("groundedness", score=0.9, rationale="r")]),
+            JudgeResult("B-judge", [Verdict("groundedness", score=0.1 * n, rationale="r")])])
+    listed = store.list_turns()
+    assert [t["trace_id"] for t in listed] == [turns[2].trace_id, turns[1].trace_id,
+                                               turns[0].trace_id]
+    assert listed[0]["tool_calls"] == [{"name": "lookup", "error": None},
+                                       {"name": "refund", "error": "timeout"}]
+    assert listed[0]["verdicts"] == {"groundedness": (None, pytest.approx(0.2))}
+    assert [t["trace_id"] for t in store.list_turns(failed_tools=True)] == [turns[2].trace_id]
+    assert [t["trace_id"] for t in store.list_turns(route="bot/billing")] == [
+        turns[2].trace_id, turns[0].trace_id]
+    assert [t["trace_id"] for t in store.list_turns(metric="groundedness", below=0.05)] == [
+        turns[0].trace_id]
+    assert store.list_turns(state="pending") == [] and len(store.list_turns(since=0, limit=2)) == 2
+    shown = store.show(turns[0].trace_id)
+    assert [v["judge"] for v in shown["verdicts"]] == ["B-judge", "a-judge"]
+    store.close()
+
+
+def test_a_nul_character_from_a_span_is_stored(where: Path | str) -> None:
+    """A span's attribute may carry NUL, which SQLite keeps and PostgreSQL's text cannot: there
+    it becomes U+FFFD, in the columns and in the turn's JSON; the turn is stored and judged."""
+    store = Store(where)
+    odd = AssistantTurn(trace_id="ab" * 16, service="bot\x00", question="q\x00?", answer="a",
+                        conversation_id="c\x00")
+    assert store.enqueue(odd, "rate", 1.0)
+    store.complete(store.claim().trace_id, result())
+    shown = store.show(odd.trace_id)
+    kept = "\x00" if isinstance(where, Path) else "\ufffd"
+    assert (shown["service"], shown["turn"]["question"]) == (f"bot{kept}", f"q{kept}?")
+    assert shown["conversation_id"] in ("c", f"c{kept}")  # SQLite's json_extract stops at NUL
+    assert [t["service"] for t in store.list_turns()] == [f"bot{kept}"]
+    store.close()
+
+
+def test_opening_a_store_again_changes_nothing_and_a_newer_one_is_refused(
+        where: Path | str) -> None:
+    from monitor.store import SCHEMA_VERSION, StoreError
+
+    stores = []
+    threads = [threading.Thread(target=lambda: stores.append(Store(where))) for _ in range(3)]
+    for thread in threads:  # replicas starting at once: one migrates, the others wait for it
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(stores) == 3
+    store = stores[0]
+    store.enqueue(turn(1), "rate", 1.0)
+    assert store.db.execute("SELECT version FROM schema_version").fetchall()[0][0] == \
+        SCHEMA_VERSION
+    again = Store(where)
+    assert again.backlog() == 1 and len(again.db.execute(
+        "SELECT version FROM schema_version").fetchall()) == 1
+    again.db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match="newer release"):
+        Store(where)
+    for opened in (*stores, again):
+        opened.close()
+
+
+@pytest.mark.unit
+def test_a_store_of_the_previous_release_gains_the_new_columns(tmp_path: Path) -> None:
+    """An SQLite file as the release before schema versions wrote it: its turns become the
+    single node's queue, and their conversations are read from their JSON."""
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, trace_id TEXT NOT"
+                   " NULL UNIQUE, service TEXT NOT NULL, route TEXT, turn_json TEXT NOT NULL,"
+                   " reason TEXT NOT NULL, probability REAL NOT NULL, state TEXT NOT NULL,"
+                   " attempts INTEGER NOT NULL DEFAULT 0, not_before REAL NOT NULL DEFAULT 0,"
+                   " error TEXT, received_at REAL NOT NULL, judged_at REAL)")
+        for n in (1, 2):
+            t = AssistantTurn(trace_id=f"{n:032x}", service="bot", conversation_id="c")
+            db.execute("INSERT INTO turns (trace_id, service, turn_json, reason, probability,"
+                       " state, received_at) VALUES (?, 'bot', ?, 'rate', 1, 'judging', 0)",
+                       (t.trace_id, t.model_dump_json()))
+    store = Store(path)
+    assert store.backlog() == 2 and store.recover() == 2
+    assert store.show(turn(1).trace_id)["conversation"] == {"previous": None,
+                                                            "next": turn(2).trace_id}
+    store.close()
