@@ -1,4 +1,8 @@
-"""Shared fixtures: a real sidecar on ephemeral loopback ports, in a background event loop."""
+"""Shared fixtures: a real sidecar on ephemeral loopback ports, in a background event loop; and
+the test tiers, one for every test.
+
+Kept light: the application is imported by the fixtures and helpers that use it, not here, so
+that collecting a lane (`pytest -m unit`) pays only for the test modules it imports."""
 
 from __future__ import annotations
 
@@ -10,22 +14,48 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from prometheus_client import CollectorRegistry
 
-from monitor.app import Sidecar
-from monitor.config import Settings
-from monitor.model import AssistantTurn, TurnConsumer
+if TYPE_CHECKING:
+    from monitor.app import Sidecar
+    from monitor.config import Settings
+    from monitor.model import AssistantTurn, TurnConsumer
+
+# The tiers (pyproject.toml registers them; docs/testing.md says what each may need).
+TIERS = ("unit", "integration", "e2e")
+
+
+def tier_problems(items: Sequence[pytest.Item]) -> list[str]:
+    """Each collected test that has no tier, or more than one, with what it has."""
+    problems = []
+    for item in items:
+        tiers = sorted({mark.name for mark in item.iter_markers() if mark.name in TIERS})
+        if len(tiers) != 1:
+            problems.append(f"{item.nodeid}: {' and '.join(tiers) or 'no tier'}")
+    return problems
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: every collected test is checked
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    problems = tier_problems(items)
+    if problems:
+        listed = "\n  ".join(problems[:20]) + ("\n  ..." if len(problems) > 20 else "")
+        raise pytest.UsageError(
+            f"{len(problems)} test(s) without exactly one tier ({', '.join(TIERS)}): give the "
+            "module a `pytestmark = pytest.mark.<tier>`, or each test a `@pytest.mark.<tier>` "
+            f"(docs/testing.md):\n  {listed}")
 
 
 class RunningSidecar:
     """A started `Sidecar` plus helpers to read what it assembled and counted."""
 
     def __init__(self, settings: Settings, downstream: TurnConsumer | None = None) -> None:
+        from prometheus_client import CollectorRegistry
+
         self.downstream = downstream
         self.registry = CollectorRegistry()
         self._loop = asyncio.new_event_loop()
@@ -35,6 +65,8 @@ class RunningSidecar:
         self.call(self.sidecar.start())
 
     async def _make(self, settings: Settings) -> Sidecar:
+        from monitor.app import Sidecar
+
         return Sidecar(settings, registry=self.registry, downstream=self.downstream)
 
     def call(self, coro: Any, timeout_s: float = 30.0) -> Any:
@@ -59,6 +91,8 @@ class RunningSidecar:
 
     def turns(self) -> list[AssistantTurn]:
         """The last turns, as /api/turns shows them (read back from their JSON)."""
+        from monitor.model import AssistantTurn
+
         return [AssistantTurn.model_validate_json(t.json) for t in self.sidecar.recent.turns]
 
     def wait_for_turns(self, count: int, timeout_s: float = 15.0) -> list[AssistantTurn]:
@@ -105,6 +139,8 @@ def _report_stuck(loop: asyncio.AbstractEventLoop) -> None:
 
 def test_settings(**overrides: Any) -> Settings:
     """Ephemeral ports on loopback and short waits, so tests run fast."""
+    from monitor.config import Settings
+
     data: dict[str, Any] = {
         "receivers": {"grpc": {"endpoint": "127.0.0.1:0"}, "http": {"endpoint": "127.0.0.1:0"}},
         "admin": {"endpoint": "127.0.0.1:0"},

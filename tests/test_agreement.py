@@ -15,6 +15,8 @@ from monitor.agreement import (
     rank_correlations,
 )
 
+pytestmark = pytest.mark.unit
+
 
 def test_cohen_kappa_textbook_example() -> None:
     # 50 items: yes/yes 20, yes/no 5, no/yes 10, no/no 15 -> p_o 0.7, p_e 0.5, kappa 0.4

@@ -28,6 +28,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from tests import traffic
 from tests.conftest import RunningSidecar, free_port
 
+pytestmark = pytest.mark.e2e  # sidecar, real Prometheus and Alertmanager
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -23,6 +23,7 @@ def endpoint(url: str) -> str:
     return f"      - {{name: judge, base_url: '{url}', model: m}}\n"
 
 
+@pytest.mark.unit
 def test_extra_allowed_hosts_are_added_to_the_defaults(tmp_path: Path) -> None:
     settings = load(tmp_path, "judging:\n  llm:\n    extra_allowed_hosts: [gpu.corp.example]\n"
                               "    endpoints:\n" + endpoint("http://gpu.corp.example:8000/v1"))
@@ -38,6 +39,7 @@ def test_extra_allowed_hosts_are_added_to_the_defaults(tmp_path: Path) -> None:
              + endpoint("http://gpu.corp.example:8000/v1"))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("pattern", ["localhost", "LLM-Judge.corp.example", "*.svc", "::1",
                                      "10.0.0.0/8", "fc00::/7", "192.168.1.20"])
 def test_host_names_suffixes_addresses_and_ranges_are_accepted(tmp_path: Path,
@@ -46,6 +48,7 @@ def test_host_names_suffixes_addresses_and_ranges_are_accepted(tmp_path: Path,
                    f"evaluation_export:\n  allowed_hosts: ['{pattern}']\n")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("pattern", ["...", "", "http://judge.internal", "judge.internal:8000",
                                      "*.", "a..b", "10.0.0.0/33", "judge_1.internal", "-x.svc"])
 @pytest.mark.parametrize("key", ["judging.llm.allowed_hosts", "judging.llm.extra_allowed_hosts",
@@ -61,6 +64,7 @@ def test_a_pattern_that_cannot_be_a_host_is_refused_with_its_key(tmp_path: Path,
            "CIDR range" in str(refused.value)
 
 
+@pytest.mark.integration
 def test_the_readme_placeholder_stops_start_up(tmp_path: Path) -> None:
     """What copying the old README example did: `...` was kept as a host, and the list replaced
     the defaults."""

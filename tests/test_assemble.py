@@ -51,6 +51,7 @@ def count(metrics: Metrics, name: str, **labels: str) -> float:
     return metrics.registry.get_sample_value(name, labels) or 0.0
 
 
+@pytest.mark.unit
 def test_root_end_plus_grace_completes_and_late_log_events_are_merged() -> None:
     assembler, clock, metrics = make()
     assert passed(assembler.add([span(1, 2, parent=1, role="llm"), span(1, 1, question="q?")])) == []
@@ -68,6 +69,7 @@ def test_root_end_plus_grace_completes_and_late_log_events_are_merged() -> None:
     assert assembler.trace_count == 0 and assembler.span_count == 0
 
 
+@pytest.mark.unit
 def test_no_root_completes_after_decision_wait() -> None:
     assembler, clock, metrics = make()
     assembler.add([span(1, 2, parent=99)])
@@ -78,6 +80,7 @@ def test_no_root_completes_after_decision_wait() -> None:
     assert turn.completion == "decision_wait"
 
 
+@pytest.mark.unit
 def test_late_spans_are_counted_not_reassembled() -> None:
     assembler, clock, metrics = make(root_grace_s=0)
     assembler.add([span(1, 1)])
@@ -87,6 +90,7 @@ def test_late_spans_are_counted_not_reassembled() -> None:
     assert count(metrics, "assistant_spans_refused_total", reason="late") == 1
 
 
+@pytest.mark.unit
 def test_buffer_is_bounded_and_evictions_flush_the_oldest() -> None:
     assembler, clock, metrics = make(max_traces=2, max_spans=100)
     assert passed(assembler.add([span(1, 1, parent=9)])) == []
@@ -102,6 +106,7 @@ def test_buffer_is_bounded_and_evictions_flush_the_oldest() -> None:
     assert [t.span_count for t in flushed] == [2] and assembler.span_count == 2
 
 
+@pytest.mark.unit
 def test_spans_beyond_the_per_trace_limit_are_dropped_and_counted() -> None:
     assembler, _, metrics = make(max_spans_per_trace=3, root_grace_s=0)
     assembler.add([span(1, s, parent=1) for s in range(2, 7)] + [span(1, 1)])
@@ -110,6 +115,7 @@ def test_spans_beyond_the_per_trace_limit_are_dropped_and_counted() -> None:
     assert count(metrics, "assistant_spans_refused_total", reason="trace_too_large") == 2
 
 
+@pytest.mark.unit
 def test_agent_trace_with_several_llm_calls_is_one_turn() -> None:
     assembler, clock, _ = make(root_grace_s=0)
     root = span(1, 1, role="agent", input_text="Book a table for two", start_ns=1, end_ns=100)
@@ -126,6 +132,7 @@ def test_agent_trace_with_several_llm_calls_is_one_turn() -> None:
                                                              "Booked for 8pm.", 4)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("letter", ["a", "é"])  # a byte a character, and two
 @pytest.mark.parametrize(("quoted", "question_is_query"), [(300, True), (200, True), (199, False),
                                                            (0, False)])
@@ -146,6 +153,7 @@ def test_a_prompt_quoting_a_documents_first_200_characters_is_not_the_question(
     assert turn.question == ("refund window" if question_is_query else prompt)
 
 
+@pytest.mark.unit
 def test_a_tool_called_twice_alike_explains_each_call_from_its_own_request() -> None:
     # An agent that retries a tool with the same arguments: two executed spans alike, two
     # requests without ids. Each call's `sources` entry names the request that made it (it once
@@ -167,6 +175,7 @@ def test_a_tool_called_twice_alike_explains_each_call_from_its_own_request() -> 
         (3).to_bytes(8, "big").hex(), (5).to_bytes(8, "big").hex()]
 
 
+@pytest.mark.unit
 def test_calls_requested_without_ids_match_executed_ones_by_name_in_order() -> None:
     # 40 executed tool spans without ids, two tools alternating; 41 requests without ids: each
     # takes the first executed call of its name not yet taken, the one left over is a call of
@@ -190,6 +199,7 @@ def test_calls_requested_without_ids_match_executed_ones_by_name_in_order() -> N
     assert turn.sources["tool_calls.40"][:3] == [llm_id, "", "requested_call"]
 
 
+@pytest.mark.unit
 def test_span_facts_built_by_keyword_name_what_they_refuse() -> None:
     with pytest.raises(ValueError, match="unknown role 'judge'"):
         span(1, 1, role="judge")
@@ -206,6 +216,7 @@ def test_span_facts_built_by_keyword_name_what_they_refuse() -> None:
 QUESTION_1MB = "Why is my order late? " * 45_455  # about 1 MB, under max_attribute_length
 
 
+@pytest.mark.unit
 def test_the_buffer_is_bounded_in_bytes_and_evictions_are_counted() -> None:
     assembler, clock, metrics = make(max_size_mib=64, root_grace_s=0)
     assert facts_size(span(1, 1, question=QUESTION_1MB)) > 1_000_000
@@ -228,6 +239,7 @@ def test_the_buffer_is_bounded_in_bytes_and_evictions_are_counted() -> None:
     assert assembler.size == 0 and assembler.span_count == 0  # what was charged is given back
 
 
+@pytest.mark.unit
 def test_merged_fragments_are_charged_and_discard_gives_bytes_back() -> None:
     assembler, _, _ = make()
     assembler.add([span(1, 1)])
@@ -256,6 +268,7 @@ def _rss_kib(pid: int, field: str) -> int:
     raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
+@pytest.mark.integration
 def test_root_less_megabyte_spans_cannot_grow_the_sidecar_beyond_its_budget(
         tmp_path, monkeypatch) -> None:
     from tests.conftest import SidecarProcess
@@ -311,6 +324,7 @@ def _sample(exposition: str, name: str) -> float:
     return 0.0
 
 
+@pytest.mark.unit
 def test_turns_built_without_validation_equal_what_pydantic_validation_makes() -> None:
     """build_turn makes AssistantTurn (and its documents, tool calls, feedback) from typed
     values without validating them again. Each turn of the real-instrumentor corpus and of 1,500
@@ -347,6 +361,7 @@ def test_turns_built_without_validation_equal_what_pydantic_validation_makes() -
             assert part.model_fields_set == set(type(part).model_fields)
 
 
+@pytest.mark.unit
 def test_turns_kept_from_the_cycle_collector_are_freed_when_dropped() -> None:
     """A turn's objects are untracked by the garbage collector (acyclic trees: reference
     counting frees them). Were any of them in a cycle, memory would grow with every turn

@@ -14,6 +14,8 @@ from tests import traffic
 from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 
+pytestmark = pytest.mark.integration
+
 HUMAN = {"grounded": ("complete", 1.0), "invented": ("complete", 0.0),
          "refusal": ("no_answer", None), "irrelevant_docs": ("complete", 0.0)}
 

@@ -45,6 +45,7 @@ class Switchable:
         return reply
 
 
+@pytest.mark.unit
 def test_agreement_per_metric_with_its_interval() -> None:
     cases = load_dataset(SHIPPED)
     right = [JudgeResult("j", [Verdict(m, **({"label": v} if isinstance(v, str) else
@@ -61,6 +62,7 @@ def test_agreement_per_metric_with_its_interval() -> None:
     assert rate == 0.0 and upper < 0.25
 
 
+@pytest.mark.integration
 def test_a_judge_that_starts_answering_wrong_shows_at_the_next_run(start_sidecar) -> None:  # noqa: ANN001
     script = Switchable()
     with ScriptedOpenAIServer(script) as server:
@@ -89,6 +91,7 @@ def test_a_judge_that_starts_answering_wrong_shows_at_the_next_run(start_sidecar
         assert figure("_upper") < stable_lower, (figure(), figure("_upper"), stable_lower)
 
 
+@pytest.mark.unit
 def test_an_unreadable_canary_set_stops_start_up(tmp_path: Path) -> None:
     from monitor.canary import Canary
     from monitor.telemetry import Metrics

@@ -19,6 +19,7 @@ from monitor.model import AssistantTurn, RetrievedDocument
 SHA256 = "ddec4c709a90d2c99a15b7574d7746003d525f071f8dbe7158f59cd3ccfb3872"
 
 
+@pytest.mark.unit
 def test_the_shipped_model_is_the_one_its_card_describes() -> None:
     card = json.loads((MODELS / "claim_support.json").read_text())
     assert file_sha256(MODELS / card["file"]) == card["sha256"] == SHA256
@@ -27,6 +28,7 @@ def test_the_shipped_model_is_the_one_its_card_describes() -> None:
         assert card["test"][figure]["pairs"] > 100, figure  # measured on a real test split
 
 
+@pytest.mark.integration
 def test_it_loads_and_judges_without_a_network() -> None:
     """Every socket refused in the process: nothing is fetched to load or run the models."""
     program = """
@@ -63,6 +65,7 @@ SHIPPING = RetrievedDocument(id="shipping", content=(
     "Express shipping takes 1 day; standard shipping takes 3 to 5 business days."))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("question", "answer", "document", "label"), [
     ("Who directed Heat?", "Michael Mann.", HEAT, "inferable"),
     ("Who directed Heat?", "Steven Spielberg.", HEAT, "ungrounded"),  # absent from the passage
@@ -82,6 +85,7 @@ def test_fixed_verdicts(judge: LocalJudge, question: str, answer: str,
     assert claim.label == label, claim
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("question", "right", "wrong", "document"), [
     # another name of the passage in the asked role
     ("Who directed Heat?", "Michael Mann.", "Al Pacino.", HEAT),
@@ -106,6 +110,7 @@ def test_the_passages_own_answer_is_more_supported_than_a_distractor_or_a_swappe
     assert support[right] > support[wrong], support
 
 
+@pytest.mark.unit
 def test_probabilities_are_cached_by_content() -> None:
     model = ClaimSupportModel()
     pairs = [("Who directed Heat? Michael Mann.", HEAT.content or "")] * 3

@@ -19,8 +19,12 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from monitor.cli import build_parser
 from monitor.demo import SCENARIOS
+
+pytestmark = pytest.mark.integration
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

@@ -14,6 +14,7 @@ from monitor.config import load_settings
 from monitor.errors import ConfigError
 
 
+@pytest.mark.unit
 def test_file_then_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = tmp_path / "monitor.yaml"
     config.write_text("tenant_id: acme\nreceivers:\n  grpc:\n    endpoint: 127.0.0.1:14317\n"
@@ -27,6 +28,7 @@ def test_file_then_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert settings.log_level == "DEBUG"
 
 
+@pytest.mark.unit
 def test_every_problem_is_named_with_its_key(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     config = tmp_path / "monitor.yaml"
@@ -44,6 +46,7 @@ def test_every_problem_is_named_with_its_key(tmp_path: Path,
     ]
 
 
+@pytest.mark.unit
 def test_secrets_are_not_echoed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSISTANT_MONITOR_RECEIVERS__BEARER_TOKEN", "hunter2")
     monkeypatch.setenv("ASSISTANT_MONITOR_RECEIVERS__TLS__CERT_FILE", "/nonexistent.pem")
@@ -53,6 +56,7 @@ def test_secrets_are_not_echoed(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "hunter2" not in str(err.value)
 
 
+@pytest.mark.integration
 def test_bad_config_stops_startup_before_binding(tmp_path: Path) -> None:
     config = tmp_path / "monitor.yaml"
     config.write_text("labels: {max_values: 0}\n")
@@ -65,6 +69,7 @@ def test_bad_config_stops_startup_before_binding(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "nope.yaml: No such file" in missing.stderr
 
 
+@pytest.mark.integration
 def test_a_list_in_the_environment_that_is_not_json_is_named(tmp_path: Path) -> None:
     """The same clear message and exit status 2 as every other configuration error."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASSISTANT_MONITOR_")}
@@ -83,6 +88,7 @@ def test_a_list_in_the_environment_that_is_not_json_is_named(tmp_path: Path) -> 
     assert "sampling.always_keep.0: Input should be 'negative_feedback'" in done.stderr
 
 
+@pytest.mark.integration
 def test_demo_without_its_receiver_is_a_configuration_error(tmp_path: Path) -> None:
     config = tmp_path / "monitor.yaml"
     config.write_text(f"receivers: {{http: {{enabled: false}}}}\nadmin: {{endpoint: '127.0.0.1:0'}}\n"
@@ -93,6 +99,7 @@ def test_demo_without_its_receiver_is_a_configuration_error(tmp_path: Path) -> N
     assert "--demo needs the OTLP/HTTP receiver" in done.stderr
 
 
+@pytest.mark.unit
 def test_a_missing_claim_support_model_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSISTANT_MONITOR_JUDGING__LOCAL__CLAIM_SUPPORT_MODEL", "/nonexistent.json")
     with pytest.raises(ConfigError) as err:
@@ -101,6 +108,7 @@ def test_a_missing_claim_support_model_is_named(monkeypatch: pytest.MonkeyPatch)
                                   "/nonexistent.json"]
 
 
+@pytest.mark.integration
 def test_a_port_already_taken_is_a_configuration_error(tmp_path: Path) -> None:
     """Say, a second `run --demo`: the port is named, exit 2, no traceback, for each server."""
     with socket.socket() as taken:

@@ -19,6 +19,8 @@ from monitor.config import Settings
 from monitor.console import Figures, StatusReporter, command, judge_cache, pointers
 from monitor.telemetry import Metrics
 
+pytestmark = pytest.mark.unit
+
 
 def traffic(metrics: Metrics) -> None:
     """Three turns in, two sampled, one dropped, two judged by each of two judges."""

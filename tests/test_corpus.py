@@ -53,6 +53,7 @@ def fields(turn: AssistantTurn) -> dict[str, Any]:
     }
 
 
+@pytest.mark.unit
 def test_the_corpus_covers_every_instrumentor_and_scenario() -> None:
     seen = {(p.parent.name, p.name.removesuffix(".expected.json")) for p in CORPUS}
     for instrumentor in capture.INSTRUMENTORS:
@@ -60,6 +61,7 @@ def test_the_corpus_covers_every_instrumentor_and_scenario() -> None:
             assert (instrumentor, name) in seen
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("expected_file", CORPUS,
                          ids=[f"{p.parent.name}/{p.name.split('.')[0]}" for p in CORPUS])
 def test_corpus_file_gives_the_expected_turn(expected_file: Path) -> None:
@@ -72,6 +74,7 @@ def test_corpus_file_gives_the_expected_turn(expected_file: Path) -> None:
     assert turn.service == f"support-{expected_file.parent.name}"
 
 
+@pytest.mark.integration
 def test_a_fresh_capture_gives_the_stored_turns(tmp_path: Path) -> None:
     """Every instrumentor installed here, captured now, against the stored corpus and versions."""
     capture.capture(sorted(capture.INSTRUMENTORS), tmp_path)
@@ -86,18 +89,21 @@ def test_a_fresh_capture_gives_the_stored_turns(tmp_path: Path) -> None:
             f"{json.loads((expected_file.parent / 'versions.json').read_text())}")
 
 
+@pytest.mark.unit
 def test_the_question_of_a_prompt_built_around_documents_is_the_retrieval_query() -> None:
     turn = turn_from(capture.FIXTURES / "openai-v2" / "rag_docs_in_prompt.json")
     assert turn.question == capture.SCENARIOS["rag_docs_in_prompt"].question
     assert turn.sources["question"][1:3] == ["retrieve", "input_text"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("instrumentor", sorted(capture.FRAMEWORKS))
 def test_langchain_document_ids_come_from_metadata(instrumentor: str) -> None:
     turn = turn_from(capture.FIXTURES / instrumentor / "rag_retriever.json")
     assert [d.id for d in turn.documents] == [i for i, _ in capture.REFUND_DOCS]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("instrumentor", sorted(capture.FRAMEWORKS))
 def test_langchain_tool_arguments_come_from_the_models_request(instrumentor: str) -> None:
     turn = turn_from(capture.FIXTURES / instrumentor / "tool_agent.json")
@@ -106,6 +112,7 @@ def test_langchain_tool_arguments_come_from_the_models_request(instrumentor: str
     assert turn.sources["tool_calls.0.arguments"][2] == "requested_call"
 
 
+@pytest.mark.unit
 def test_a_streamed_agents_answer_comes_from_the_responses_object_it_logs() -> None:
     """The OpenAI Agents SDK logs a streamed Chat Completions call's output as a Responses API
     object, with no flattened output messages: the answer is its output text."""

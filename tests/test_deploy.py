@@ -71,11 +71,13 @@ def by_kind(documents: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {d["kind"]: d for d in documents}
 
 
+@pytest.mark.integration  # Helm, built with go
 def test_helm_lint(helm: str) -> None:
     done = subprocess.run([helm, "lint", "--strict", str(CHART)], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.integration  # Helm, promtool
 def test_default_values_render_a_valid_deployment(helm: str, tmp_path: Path) -> None:
     documents = render(helm, tmp_path)
     validate(documents, tmp_path)
@@ -93,6 +95,7 @@ def test_default_values_render_a_valid_deployment(helm: str, tmp_path: Path) -> 
     assert load_settings(config).store.path == Path("/var/lib/assistant-monitor/store.db")
 
 
+@pytest.mark.integration  # Helm, promtool
 def test_custom_values_render_a_kafka_statefulset_with_monitoring(helm: str,
                                                                   tmp_path: Path) -> None:
     documents = render(helm, tmp_path, {
@@ -122,15 +125,18 @@ def test_custom_values_render_a_kafka_statefulset_with_monitoring(helm: str,
     assert kinds["Secret"]["stringData"] == {"receiver-token": "t0ken", "judge-api-key": "k3y"}
 
 
+@pytest.mark.unit
 def test_chart_rules_are_the_shipped_rules() -> None:
     assert (CHART / "files/rules.yml").read_text() == (ROOT / "deploy/prometheus/rules.yml").read_text()
 
 
+@pytest.mark.unit
 def test_sidecar_example_validates() -> None:
     for doc in yaml.safe_load_all((ROOT / "deploy/kubernetes/sidecar.yaml").read_text()):
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
 
 
+@pytest.mark.unit
 def test_dockerfile_is_multi_stage_non_root_and_healthchecked() -> None:
     text = (ROOT / "deploy/docker/Dockerfile").read_text()
     stages = re.split(r"^FROM ", text, flags=re.MULTILINE)[1:]
@@ -182,6 +188,7 @@ def _run_as(command: list[str], env: dict[str, str], tmp_path: Path) -> None:
     assert process.returncode == 0
 
 
+@pytest.mark.integration
 def test_sidecar_starts_as_the_systemd_unit_starts_it(tmp_path: Path) -> None:
     unit = (ROOT / "deploy/systemd/assistant-monitor.service").read_text()
     exec_start = re.search(r"^ExecStart=(.*)$", unit, re.MULTILINE).group(1).split()  # type: ignore[union-attr]
@@ -198,6 +205,7 @@ def test_sidecar_starts_as_the_systemd_unit_starts_it(tmp_path: Path) -> None:
     _run_as([binary, *exec_start[1:]], {"PATH": os.environ["PATH"], **env}, tmp_path)
 
 
+@pytest.mark.integration
 def test_sidecar_starts_as_the_container_entrypoint_starts_it(tmp_path: Path) -> None:
     dockerfile = (ROOT / "deploy/docker/Dockerfile").read_text()
     entrypoint = yaml.safe_load(re.search(r"^ENTRYPOINT (.*)$", dockerfile, re.MULTILINE).group(1))  # type: ignore[union-attr]

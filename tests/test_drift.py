@@ -23,6 +23,8 @@ from monitor.model import AssistantTurn
 from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult, Verdict
 
+pytestmark = pytest.mark.unit
+
 
 def test_two_proportion_z_against_a_hand_computed_value() -> None:
     # 10/100 vs 25/100: pooled 0.175, se = sqrt(.175*.825*(2/100)) = 0.053735; z = 0.15/se

@@ -49,6 +49,7 @@ def _log(directory: Path) -> tuple[WriteAheadLog, Metrics]:
     return WriteAheadLog(directory, WalSettings(), metrics), metrics
 
 
+@pytest.mark.unit
 def test_a_log_framed_with_zlibs_crc_replays(tmp_path: Path) -> None:
     """The records' checksum is zlib's CRC-32 (computed compiled): a log written by an earlier
     version, framed here with zlib itself, replays whole, and a flipped byte is caught."""
@@ -69,6 +70,7 @@ def test_a_log_framed_with_zlibs_crc_replays(tmp_path: Path) -> None:
                                              {"reason": "corrupt"}) == 1
 
 
+@pytest.mark.unit
 def test_one_fsync_covers_the_waiting_requests_and_a_failed_one_is_retryable(
         tmp_path: Path) -> None:
     async def scenario() -> None:
@@ -99,6 +101,7 @@ def test_one_fsync_covers_the_waiting_requests_and_a_failed_one_is_retryable(
     asyncio.run(scenario())
 
 
+@pytest.mark.unit
 def test_a_segment_that_cannot_be_started_leaves_the_log_writing_on(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A record appended while the group commit's fsync runs fills the segment: the switch waits
@@ -134,6 +137,7 @@ def test_a_segment_that_cannot_be_started_leaves_the_log_writing_on(
         "0000000000000000.wal"]
 
 
+@pytest.mark.unit
 def test_torn_last_record_is_skipped_counted_and_replay_goes_on(tmp_path: Path, caplog) -> None:
     first, _ = _log(tmp_path)
     assert list(first.replay()) == []
@@ -162,6 +166,7 @@ def test_torn_last_record_is_skipped_counted_and_replay_goes_on(tmp_path: Path, 
                                              {"reason": "torn"}) == 1
 
 
+@pytest.mark.unit
 async def test_settled_traces_are_not_replayed_and_settled_segments_are_deleted(
         tmp_path: Path) -> None:
     wal, _ = _log(tmp_path)
@@ -219,6 +224,7 @@ def _big_trace(n: int) -> bytes:
     }]}]}]}).encode()
 
 
+@pytest.mark.integration
 def test_a_full_log_answers_429_until_its_turns_are_settled(start_sidecar) -> None:
     stage = BlockedStage()
     sidecar = start_sidecar(downstream=stage, wal={"max_size_mib": 2, "segment_size_mib": 1},
@@ -301,6 +307,7 @@ def _rows(store: Path, sql: str) -> list[tuple]:
         return db.execute(sql).fetchall()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("protocol", ["grpc", "http"])
 def test_kill_9_mid_stream_loses_no_acknowledged_trace_and_judges_none_twice(
         tmp_path: Path, protocol: str) -> None:
@@ -335,6 +342,7 @@ def test_kill_9_mid_stream_loses_no_acknowledged_trace_and_judges_none_twice(
     assert list(wal.glob("*.wal")) == []  # a clean stop leaves an empty log
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("protocol", ["grpc", "http"])
 def test_sigterm_mid_stream_stores_every_acknowledged_trace(tmp_path: Path, protocol: str) -> None:
     """A stop while an exporter streams: calls in flight are answered, or refused and retried

@@ -8,9 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests import traffic
 from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import ScriptedOpenAIServer
+
+pytestmark = pytest.mark.integration
 
 
 def dataset(path: Path, regressed: bool) -> Path:

@@ -23,6 +23,8 @@ from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.test_pipeline import provider_for
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.integration
+
 
 class Received:
     """Log records a receiver got, as (trace id, span id, event name, attributes)."""

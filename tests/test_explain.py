@@ -7,12 +7,15 @@ import subprocess
 import sys
 import urllib.request
 
+import pytest
+
 from monitor.explain import explain
 from tests.conftest import RunningSidecar
 from tests.corpus import capture
 from tests.test_corpus import turn_from
 
 
+@pytest.mark.unit
 def test_the_question_of_a_prompt_with_documents_is_traced_to_the_retrieval_query() -> None:
     turn = turn_from(capture.FIXTURES / "openai-v2" / "rag_docs_in_prompt.json")
     lines = explain(turn.model_dump())
@@ -24,6 +27,7 @@ def test_the_question_of_a_prompt_with_documents_is_traced_to_the_retrieval_quer
     assert turn.question not in "\n".join(lines)  # it names sources, not content
 
 
+@pytest.mark.unit
 def test_tool_arguments_are_traced_to_the_models_request() -> None:
     turn = turn_from(capture.FIXTURES / "openinference-langchain" / "tool_agent.json")
     lines = explain(turn.model_dump())
@@ -34,6 +38,7 @@ def test_tool_arguments_are_traced_to_the_models_request() -> None:
     assert documents_line.endswith("openinference")
 
 
+@pytest.mark.integration
 def test_turns_explain_through_a_running_sidecar(sidecar: RunningSidecar) -> None:
     export = json.loads((capture.FIXTURES / "openllmetry-openai" / "streaming.json").read_text())
     request = urllib.request.Request(f"{sidecar.http_url}/v1/traces",

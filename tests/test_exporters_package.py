@@ -10,10 +10,13 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 ALLOWED_IMPORTS = {"opentelemetry", "google", "exporters", "aiokafka"}  # google: protobuf, via OTLP
 
 
+@pytest.mark.integration  # pip builds the wheel (its build backend from PyPI)
 def test_the_wheel_depends_on_opentelemetry_only(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet",
                            "--wheel-dir", str(tmp_path), str(ROOT / "exporters")],
@@ -34,6 +37,7 @@ def test_the_wheel_depends_on_opentelemetry_only(tmp_path: Path) -> None:
                        "exporters/record.py"]
 
 
+@pytest.mark.unit
 def test_exporters_import_only_the_standard_library_and_opentelemetry() -> None:
     for path in sorted((ROOT / "exporters").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):

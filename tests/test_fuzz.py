@@ -10,9 +10,12 @@ import time
 from collections import Counter
 
 import grpc
+import pytest
 
 from tests.hostile import GrpcSender, HttpSender, Mutator
 from tests.test_hostile_input import JUDGE_ONLY_SHOP_BOT, _judged_after, _ready, _total
+
+pytestmark = pytest.mark.integration
 
 SEED = 12
 SECONDS_PER_RECEIVER = 18.0

@@ -10,7 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
+
+pytestmark = pytest.mark.integration
 
 TEMPLATES = """
 scenarios:

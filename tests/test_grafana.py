@@ -74,6 +74,7 @@ def metric_names(expr: str) -> set[str]:
     return {t for t in tokens if t not in _KEYWORDS}
 
 
+@pytest.mark.unit
 def test_generated_files_are_up_to_date(tmp_path: Path) -> None:
     for written in generate.render(tmp_path):
         committed = GRAFANA / written.relative_to(tmp_path)
@@ -82,6 +83,7 @@ def test_generated_files_are_up_to_date(tmp_path: Path) -> None:
             f"{committed} is stale: run python grafana/generate.py"
 
 
+@pytest.mark.integration  # promtool
 def test_every_expression_is_valid_promql(tmp_path: Path) -> None:
     rules = {"groups": [{"name": "check", "rules": [
         {"record": f"check:expr_{i}", "expr": concrete(expr)}
@@ -93,6 +95,7 @@ def test_every_expression_is_valid_promql(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.integration
 def test_every_metric_is_one_the_sidecar_exposes(sidecar: RunningSidecar) -> None:
     with urllib.request.urlopen(f"{sidecar.admin_url}/metrics", timeout=10) as response:
         exposition = response.read().decode()
@@ -109,6 +112,7 @@ def test_every_metric_is_one_the_sidecar_exposes(sidecar: RunningSidecar) -> Non
     assert len(expressions()) > 40
 
 
+@pytest.mark.unit
 def test_recording_rules_follow_the_quality_contract() -> None:
     """Each recorded quality estimates what the contract says feeds it, with its 95% bounds."""
     rules = {rule["record"]: " ".join(rule["expr"].split())
@@ -130,6 +134,7 @@ def test_recording_rules_follow_the_quality_contract() -> None:
             assert q.recording.replace("_rate1h", f"_{bound}_rate1h") in rules
 
 
+@pytest.mark.integration  # promtool, amtool
 def test_prometheus_rules_check_and_unit_tests() -> None:
     checked = subprocess.run(["promtool", "check", "rules", "rules.yml"], cwd=RULES,
                              capture_output=True, text=True)
@@ -160,6 +165,7 @@ def grafana_schema() -> Path:
     return folder
 
 
+@pytest.mark.integration  # @grafana/schema and tsc from npm
 def test_dashboards_validate_against_grafana_schema(grafana_schema: Path, tmp_path: Path) -> None:
     check = grafana_schema / f"check-{os.getpid()}"
     shutil.rmtree(check, ignore_errors=True)
@@ -180,6 +186,7 @@ def test_dashboards_validate_against_grafana_schema(grafana_schema: Path, tmp_pa
         shutil.rmtree(check, ignore_errors=True)
 
 
+@pytest.mark.unit
 def test_weighted_rates_and_means_are_drawn_with_their_interval_band() -> None:
     """Every time series of a sampling-weighted rate or mean has a 95% band: a lower and an
     upper series from the squared-weight sums, the upper filled down to the lower."""
@@ -203,6 +210,7 @@ def test_weighted_rates_and_means_are_drawn_with_their_interval_band() -> None:
     assert banded == 5
 
 
+@pytest.mark.integration  # promtool
 def test_band_promql_computes_the_documented_interval(tmp_path: Path) -> None:
     """The dashboards' band queries, run by promtool's PromQL engine on known counters, give the
     interval monitor/emit/intervals.py computes (5 of 60 turns an hour at weight 100)."""

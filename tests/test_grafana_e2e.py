@@ -42,6 +42,8 @@ from tests.grafana_server import GrafanaServer
 from tests.test_alerting_e2e import _wait_http
 from tests.test_canary import Switchable
 
+pytestmark = pytest.mark.e2e  # sidecars, real Prometheus and Grafana
+
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "grafana"
 

@@ -72,6 +72,7 @@ def _judged_after(sidecar: RunningSidecar) -> None:
                what="the valid trace judged")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("receiver", ["http", "grpc"])
 def test_wrong_typed_values_are_counted_and_assembly_goes_on(start_sidecar, receiver: str
                                                              ) -> None:
@@ -112,6 +113,7 @@ def test_wrong_typed_values_are_counted_and_assembly_goes_on(start_sidecar, rece
     _judged_after(sidecar)
 
 
+@pytest.mark.integration
 def test_a_lone_surrogate_escaped_in_json_content_is_replaced_and_its_batch_judged(
         sidecar: RunningSidecar) -> None:
     """An assistant that cut an emoji in half: json.dumps writes the lone surrogate as \\ud83d,
@@ -142,6 +144,7 @@ def test_a_lone_surrogate_escaped_in_json_content_is_replaced_and_its_batch_judg
     assert sidecar.metric("assistant_turns_lost_total") == 0
 
 
+@pytest.mark.integration
 def test_an_integer_python_cannot_read_stays_text_and_its_batch_is_judged(
         sidecar: RunningSidecar) -> None:
     """Tool arguments holding an integer of 5,000 digits: the mapper's JSON reader took it,
@@ -166,6 +169,7 @@ def test_an_integer_python_cannot_read_stays_text_and_its_batch_is_judged(
     assert sidecar.metric("assistant_turns_lost_total") == 0
 
 
+@pytest.mark.integration
 def test_turns_a_failing_stage_loses_are_counted_and_the_pipeline_goes_on(
         start_sidecar, caplog: pytest.LogCaptureFixture) -> None:
     class FailsOnFirstBatch:  # fault injection: a stage that raises, quoting content
@@ -192,6 +196,7 @@ def test_turns_a_failing_stage_loses_are_counted_and_the_pipeline_goes_on(
     assert "CANARY" not in logged
 
 
+@pytest.mark.integration
 def test_parser_breaking_bodies_answer_4xx_without_echoing_the_value(sidecar: RunningSidecar
                                                                      ) -> None:
     canary = "CANARY-3b1d"
@@ -239,6 +244,7 @@ def _raw_post(port: int, body: bytes, headers: dict[str, str]) -> tuple[int, str
     return int(head_text.split()[1]), head_text.decode(), closed
 
 
+@pytest.mark.integration
 def test_content_encodings(sidecar: RunningSidecar, caplog: pytest.LogCaptureFixture) -> None:
     body = json_body(_with_trace(WRONG_TYPES[0][1], 0))
     port = sidecar.sidecar.http.port  # type: ignore[union-attr]
@@ -274,6 +280,7 @@ def test_content_encodings(sidecar: RunningSidecar, caplog: pytest.LogCaptureFix
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
+@pytest.mark.integration
 def test_a_failed_background_task_is_logged_counted_and_restarted(
         start_sidecar, caplog: pytest.LogCaptureFixture) -> None:
     sidecar = start_sidecar(sampling=JUDGE_ONLY_SHOP_BOT)
@@ -298,6 +305,7 @@ def test_a_failed_background_task_is_logged_counted_and_restarted(
     _judged_after(sidecar)  # the restarted tick completes turns again
 
 
+@pytest.mark.unit
 def test_tracebacks_are_logged_without_exception_text() -> None:
     try:
         ToolCall(name="x", call_id=["CANARY-51aa"])
@@ -310,6 +318,7 @@ def test_tracebacks_are_logged_without_exception_text() -> None:
     assert "CANARY" not in text
 
 
+@pytest.mark.integration
 def test_sigterm_persists_buffered_turns_after_hostile_input(tmp_path: Path) -> None:
     sidecar = SidecarProcess(tmp_path, "assembly: {root_grace_s: 0.2, decision_wait_s: 300}\n"
                                        "judging: {workers: 1}\n")

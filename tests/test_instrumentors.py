@@ -16,6 +16,8 @@ from tests.apps import rag_app
 from tests.conftest import RunningSidecar
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 
+pytestmark = pytest.mark.integration
+
 ANSWER = "The refund window is 30 days."
 
 

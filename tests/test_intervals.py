@@ -25,6 +25,8 @@ from monitor.sample import Sampler
 from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult, Verdict
 
+pytestmark = pytest.mark.unit
+
 
 def test_wilson_against_a_textbook_value() -> None:
     # Newcombe (1998), Statistics in Medicine 17: 81/263 -> 0.2553 to 0.3662.

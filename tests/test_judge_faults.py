@@ -44,6 +44,7 @@ def numbered_turn(n: int) -> AssistantTurn:
         documents=[RetrievedDocument(content="Refunds are issued within 30 days of purchase.")])
 
 
+@pytest.mark.integration
 async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_once(
         tmp_path: Path) -> None:
     """The endpoint answers garbage (after the re-ask too) for 140 turns' worth of judging; no
@@ -108,6 +109,7 @@ async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_o
             await sidecar.stop()
 
 
+@pytest.mark.integration
 async def test_a_judge_reply_with_a_cut_emoji_is_stored_mended_and_judging_goes_on(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A model that stops mid-emoji: its reasoning holds a lone surrogate, which the server's
@@ -137,6 +139,7 @@ async def test_a_judge_reply_with_a_cut_emoji_is_stored_mended_and_judging_goes_
     assert "\ud83d" not in caplog.text and "Shares the question" not in caplog.text
 
 
+@pytest.mark.unit
 async def test_a_judge_worker_outlives_verdicts_the_store_refuses(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     class Unstorable:  # fault injection: its first verdict cannot be written (UTF-8)
@@ -188,6 +191,7 @@ def stage_for(store: Store, judge: Any, metrics: Metrics | None = None, **judgin
                       lambda turn, probability, results: None)
 
 
+@pytest.mark.unit
 async def test_a_huge_turn_is_cut_to_the_byte_budget_before_any_judge_sees_it(
         tmp_path: Path) -> None:
     huge = AssistantTurn(
@@ -217,6 +221,7 @@ async def test_a_huge_turn_is_cut_to_the_byte_budget_before_any_judge_sees_it(
     assert len(kept["question"]) == 400_000 and len(kept["documents"]) == 30  # stored whole
 
 
+@pytest.mark.unit
 def test_a_turn_within_the_budget_is_judged_as_it_is() -> None:
     cuts: list[str] = []
     limits = JudgingSettings().input
@@ -257,6 +262,7 @@ def silent_endpoint() -> Iterator[str]:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("kind", ["llm_request", "thread"])
 async def test_stop_returns_in_time_while_a_judge_call_hangs_and_the_turn_is_kept(
         kind: str, silent_endpoint: str, tmp_path: Path) -> None:

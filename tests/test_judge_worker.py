@@ -8,6 +8,7 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from monitor.config import JudgingSettings, LocalJudgeSettings
@@ -35,6 +36,7 @@ def comparable(result: JudgeResult) -> dict:
     return {**dataclasses.asdict(result), "latency_s": None}
 
 
+@pytest.mark.unit
 async def test_verdicts_from_the_worker_process_equal_the_in_process_ones() -> None:
     settings = LocalJudgeSettings()
     in_process = LocalJudge(settings).judge_sync(TURN)
@@ -54,6 +56,7 @@ async def test_verdicts_from_the_worker_process_equal_the_in_process_ones() -> N
     assert gone(pid)
 
 
+@pytest.mark.unit
 async def test_a_ctrl_c_to_the_process_group_leaves_the_worker_to_the_sidecar() -> None:
     """A Ctrl-C on the terminal signals the sidecar and its worker alike. The worker used to
     die of it first, so every interactive stop restarted it; it ignores it now (and SIGTERM),
@@ -72,6 +75,7 @@ async def test_a_ctrl_c_to_the_process_group_leaves_the_worker_to_the_sidecar() 
     assert gone(pid)
 
 
+@pytest.mark.unit
 async def test_a_worker_killed_mid_turn_is_restarted_and_the_turn_judged_exactly_once(
         tmp_path: Path) -> None:
     store = Store(tmp_path / "s.db")
@@ -100,6 +104,7 @@ async def test_a_worker_killed_mid_turn_is_restarted_and_the_turn_judged_exactly
     store.close()
 
 
+@pytest.mark.integration
 async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it() -> None:
     from monitor.app import Sidecar
     from tests.conftest import test_settings
@@ -123,6 +128,7 @@ async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it(
     assert judge.pid is None and gone(pid)
 
 
+@pytest.mark.unit
 async def test_the_worker_runs_at_the_configured_priority() -> None:
     """judging.priority: idle (the default, above) is nice 19 and SCHED_IDLE; low is nice 19
     alone, a share of busy cores; normal is the sidecar's own."""
@@ -145,6 +151,7 @@ async def test_the_worker_runs_at_the_configured_priority() -> None:
             await judge.aclose()
 
 
+@pytest.mark.unit
 def test_eval_and_calibrate_judge_at_normal_priority(tmp_path: Path) -> None:
     """Offline there is no ingest to protect: whatever the sidecar's configuration says, the
     worker of `eval` and `calibrate` runs at normal priority (idle beside busy processes, two

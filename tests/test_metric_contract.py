@@ -28,8 +28,6 @@ from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult, Verdict
 from monitor.verdicts_view import turn_report
 
-pytestmark = pytest.mark.unit
-
 # Verdict details as the store kept them before verdicts were typed (the local judge's, an LLM
 # judge's with its samples' agreement, a panel's, the reference tool-call judge's).
 LOCAL = {
@@ -79,6 +77,7 @@ def verdict(metric: str, details: dict[str, Any]) -> Verdict:
     return Verdict.from_details(metric, label, score, "why", details)  # type: ignore[arg-type]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("judge", "metric", "details"), ROWS,
                          ids=[f"{j}-{m}" for j, m, _ in ROWS])
 def test_stored_details_read_back_typed_and_write_the_same_json(
@@ -88,6 +87,7 @@ def test_stored_details_read_back_typed_and_write_the_same_json(
     assert Verdict.from_dict(typed.to_dict()) == typed
 
 
+@pytest.mark.unit
 def test_details_are_attributes() -> None:
     local = verdict("groundedness", LOCAL["groundedness"])
     generic, supported, unsupported = local.claims  # type: ignore[misc]
@@ -106,6 +106,7 @@ def test_details_are_attributes() -> None:
         verdict("groundedness", {"claims": [{"claim": "x", "label": "maybe"}]})
 
 
+@pytest.mark.unit
 def test_a_store_written_before_typed_verdicts_shows_its_verdicts(tmp_path: Any) -> None:
     """Rows inserted as the previous release wrote them: `verdicts show` reads them typed and
     prints every per-document and per-claim explanation."""
@@ -159,6 +160,7 @@ def every_kind_of_verdict() -> list[JudgeResult]:
             JudgeResult("reference", [verdict("tool_calls", REFERENCE["tool_calls"])])]
 
 
+@pytest.mark.integration
 async def test_metrics_publishes_exactly_the_contracts_verdict_families() -> None:
     """/metrics over HTTP: the families the emit stage adds to the other stages' are the
     contract's, with its types, help texts and labels; each reader feeds its family."""

@@ -22,6 +22,8 @@ from monitor.errors import PermanentError
 from monitor.ingest.otlp import DECODER_ENV, Batch, OtlpDecoder
 from tests import hostile
 
+pytestmark = pytest.mark.unit
+
 CORPUS = sorted(Path(__file__).parent.joinpath("fixtures/otlp").glob("*/*.json"))
 CORPUS = [p for p in CORPUS if not p.name.endswith(".expected.json") and p.name != "versions.json"]
 TRACE_ID, SPAN_ID = bytes(range(1, 17)), bytes(range(1, 9))

@@ -17,6 +17,8 @@ import pytest
 
 from monitor.model import utf8_value
 
+pytestmark = pytest.mark.unit
+
 _CHARS = ["a", "é", "😀", "\n", "\u0001", '"', "\\", "/", "\ud83d", "\ude00", " ", "\u2028",
           "'", "\xa0", "\u200b", "\x85", "\U000e0041"]
 

@@ -76,26 +76,31 @@ def completeness(judge: LocalJudge, answer: str, question: str = "Can you help m
     return verdict.label or ""
 
 
+@pytest.mark.unit
 def test_the_shipped_model_is_the_trained_one() -> None:
     assert hashlib.sha256(MODEL_PATH.read_bytes()).hexdigest() == MODEL_SHA256
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("answer", REFUSALS)
 def test_refusals_are_no_answers(judge: LocalJudge, answer: str) -> None:
     assert completeness(judge, answer) == "no_answer"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("answer", ANSWERS)
 def test_real_answers_negative_apologetic_or_partial_are_answers(judge: LocalJudge,
                                                                  answer: str) -> None:
     assert completeness(judge, answer) in ("complete", "incomplete")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("answer", ACTION_FAILURES)
 def test_a_reported_failure_of_an_action_is_an_answer(judge: LocalJudge, answer: str) -> None:
     assert completeness(judge, answer, question="Please do this for me.") != "no_answer"
 
 
+@pytest.mark.unit
 def test_the_demos_failed_cancellation_is_judged_an_answer(judge: LocalJudge) -> None:
     from monitor.demo import SCENARIOS
 
@@ -103,6 +108,7 @@ def test_the_demos_failed_cancellation_is_judged_an_answer(judge: LocalJudge) ->
     assert completeness(judge, cancel.answer, question=cancel.question) != "no_answer"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("answer", ["", "   \n\t", "- \n* \n1.", "...", "•\n2)\n-", "?!"])
 def test_empty_answers_are_no_answers_without_the_model(judge: LocalJudge, answer: str) -> None:
     assert is_empty(answer)
@@ -114,6 +120,7 @@ def test_empty_answers_are_no_answers_without_the_model(judge: LocalJudge, answe
     assert result.get("groundedness") is None and result.get("answer_relevance") is None
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("answer", "asked"), [
     ("Google.", False), ("1600.", False), ("It is Jon Voight.", False), ("Sao Paulo, Brazil.", False),
     ("I don't know.", True), ("No idea.", True), ("Sorry, nothing on that.", True),
@@ -124,6 +131,7 @@ def test_a_few_words_without_a_negation_assert_something(answer: str, asked: boo
     assert may_decline(answer) is asked
 
 
+@pytest.mark.unit
 def test_short_entity_answers_reach_groundedness(judge: LocalJudge) -> None:
     """A bare name is checked against the documents, not taken for a refusal."""
     result = judge.judge_sync(AssistantTurn(
@@ -133,10 +141,12 @@ def test_short_entity_answers_reach_groundedness(judge: LocalJudge) -> None:
     assert result.get("groundedness").claims[0].label == "inferable"
 
 
+@pytest.mark.unit
 def test_list_items_with_words_are_not_empty() -> None:
     assert not is_empty("- 30 days\n- 5 euros") and not is_empty("1. Yes")
 
 
+@pytest.mark.integration
 def test_the_model_loads_and_judges_without_network() -> None:
     script = (
         "import socket\n"
@@ -155,6 +165,7 @@ def test_the_model_loads_and_judges_without_network() -> None:
     assert done.stdout.strip() == "no_answer"
 
 
+@pytest.mark.unit
 def test_lone_surrogates_anywhere_do_not_crash_the_judge(judge: LocalJudge) -> None:
     assert clean("fee\ud800 of 5\x00 euros") == "fee\ufffd of 5 euros"
     assert clean("\ud83d\ude00") == "😀"  # a surrogate pair is its character
@@ -167,6 +178,7 @@ def test_lone_surrogates_anywhere_do_not_crash_the_judge(judge: LocalJudge) -> N
     assert result.get("groundedness").score == 1.0
 
 
+@pytest.mark.unit
 def test_whitespace_only_documents_are_skipped_and_said_so(judge: LocalJudge) -> None:
     documents = [RetrievedDocument(id="blank", content=" \n\t "),
                  RetrievedDocument(id="kb-1", content="Express shipping takes 1 day.")]
@@ -185,6 +197,7 @@ def test_whitespace_only_documents_are_skipped_and_said_so(judge: LocalJudge) ->
     assert only_blank.get("context_relevance") is None and only_blank.get("groundedness") is None
 
 
+@pytest.mark.unit
 def test_only_the_beginning_of_a_long_document_is_embedded(judge: LocalJudge) -> None:
     head = "Express shipping takes 1 day. " * 70  # 2,100 characters
     long_document = head + "Unrelated filler about the cafeteria menu. " * 800
@@ -196,6 +209,7 @@ def test_only_the_beginning_of_a_long_document_is_embedded(judge: LocalJudge) ->
     assert judge.judge_sync(turn).get("context_relevance").score == 1.0
 
 
+@pytest.mark.unit
 def test_the_engine_runs_on_the_configured_threads() -> None:
     for threads in (1, 2):
         judge = LocalJudge(LocalJudgeSettings(threads=threads))
@@ -203,6 +217,7 @@ def test_the_engine_runs_on_the_configured_threads() -> None:
             assert session.get_session_options().intra_op_num_threads == threads
 
 
+@pytest.mark.unit
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValidationError, match="threads"):
         LocalJudgeSettings(threads=0)

@@ -10,6 +10,7 @@ import subprocess
 import urllib.request
 from pathlib import Path
 
+import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -18,6 +19,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from tests import traffic
 from tests.conftest import RunningSidecar, SidecarProcess
 from tests.waiting import wait_until
+
+pytestmark = pytest.mark.integration
 
 
 def provider_for(endpoint: str, service: str = "shop-bot") -> TracerProvider:

@@ -8,6 +8,7 @@ import re
 import sqlite3
 from typing import Any
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from monitor.config import LLMEndpointSettings, LLMJudgingSettings
@@ -42,6 +43,7 @@ def turn(n: int) -> AssistantTurn:
                          answer=f"Refunds are issued within 30 days, order {n}.")
 
 
+@pytest.mark.integration
 async def test_a_change_of_the_reported_model_is_counted() -> None:
     metrics = Metrics(CollectorRegistry())
     with ScriptedOpenAIServer(reporting("llama-70b-q8", "llama-70b-q4", every=3)) as server:
@@ -61,6 +63,7 @@ async def test_a_change_of_the_reported_model_is_counted() -> None:
     assert first.prompt_version == "answer@1;context_relevance@1"
 
 
+@pytest.mark.integration
 def test_verdicts_exemplars_and_events_name_who_judged(start_sidecar, grpc_receiver) -> None:  # noqa: F811
     endpoint, received = grpc_receiver
     with ScriptedOpenAIServer(reporting("llama-70b-q8", every=1)) as judge:
@@ -89,6 +92,7 @@ def test_verdicts_exemplars_and_events_name_who_judged(start_sidecar, grpc_recei
                              for e in exemplars), exemplars
 
 
+@pytest.mark.integration
 def test_the_local_judge_names_its_models_by_checksum(start_sidecar) -> None:
     sidecar = start_sidecar()
     trace_id, _ = _send_turn(sidecar, traffic.GROUNDED[1])
@@ -101,6 +105,7 @@ def test_the_local_judge_names_its_models_by_checksum(start_sidecar) -> None:
         f"claim_support@{card['sha256'][:8]} minilm_l6@")
 
 
+@pytest.mark.unit
 def test_a_store_from_before_gains_the_model_column(tmp_path) -> None:  # noqa: ANN001
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as db:  # the verdicts table as it was, with a verdict in it

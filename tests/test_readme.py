@@ -48,6 +48,7 @@ def commands() -> list[str]:
             and len(w) > 1 and not w[1].startswith(("·", "ran"))]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("command", commands())
 def test_each_command_in_the_readme_parses(command: str) -> None:
     try:
@@ -58,6 +59,7 @@ def test_each_command_in_the_readme_parses(command: str) -> None:
         pytest.fail(f"`assistant-monitor {command}` does not parse (exit {exc.code})")
 
 
+@pytest.mark.unit
 def test_the_readme_shows_every_command() -> None:
     used = {shlex.split(c)[0] for c in commands()}
     assert used >= {"run", "check-config", "turns", "replay", "verdicts", "eval", "calibrate",
@@ -71,6 +73,7 @@ def configuration_blocks() -> list[dict[str, Any]]:
     return [b for b in blocks if isinstance(b, dict) and set(b) <= sections]
 
 
+@pytest.mark.unit
 def test_configuration_blocks_validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # relative paths (the store) resolve here
     blocks = configuration_blocks()
@@ -104,6 +107,7 @@ def registered_metrics() -> dict[str, set[str]]:
     return out
 
 
+@pytest.mark.unit
 def test_the_metric_table_is_the_registered_metrics() -> None:
     documented, registered = documented_metrics(), registered_metrics()
     assert sorted(set(registered) - set(documented)) == [], "metrics missing from the README"
@@ -120,6 +124,7 @@ def anchors(markdown: str) -> set[str]:
             for title in re.findall(r"^#{1,4} (.+)$", outside_code, re.M)}
 
 
+@pytest.mark.unit
 def test_the_readme_is_short_and_its_links_lead_somewhere() -> None:
     """A page a newcomer reads through; every link of it, and of the docs, to a file of the
     repository (and a heading in it) that exists."""
@@ -138,6 +143,7 @@ def test_the_readme_is_short_and_its_links_lead_somewhere() -> None:
         re.findall(r"\]\((docs/[\w-]+\.md)", README))
 
 
+@pytest.mark.integration
 def test_the_recording_example_is_a_program_whose_turn_is_judged(tmp_path: Path) -> None:
     """The `exporters.record` example, run as written against a sidecar process: its turn is
     judged, and the claim it invents is marked ungrounded with the passage that decided it."""
@@ -177,6 +183,7 @@ def test_the_recording_example_is_a_program_whose_turn_is_judged(tmp_path: Path)
         assert sidecar.stop() == 0
 
 
+@pytest.mark.unit
 def test_every_alert_links_to_its_runbook() -> None:
     rules = yaml.safe_load((ROOT / "deploy/prometheus/rules.yml").read_text())
     urls = {rule["annotations"]["runbook_url"] for group in rules["groups"]

@@ -81,6 +81,7 @@ def assert_rag_turn(sidecar: RunningSidecar, trace_id: str) -> None:
     assert set(turn.conventions) == {"assistant", "genai"}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("compression", [grpc.Compression.NoCompression, grpc.Compression.Gzip])
 def test_grpc_exporter_turn(sidecar: RunningSidecar, compression: grpc.Compression) -> None:
     trace_id = send_rag_turn(GrpcExporter(endpoint=sidecar.grpc_endpoint, insecure=True,
@@ -90,6 +91,7 @@ def test_grpc_exporter_turn(sidecar: RunningSidecar, compression: grpc.Compressi
     assert sidecar.metric("assistant_turns_received_total", service="shop-bot", route="support") == 1
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("compression", [HttpCompression.NoCompression, HttpCompression.Gzip])
 def test_http_exporter_turn(sidecar: RunningSidecar, compression: HttpCompression) -> None:
     trace_id = send_rag_turn(HttpExporter(endpoint=f"{sidecar.http_url}/v1/traces",
@@ -128,6 +130,7 @@ def post(url: str, body: bytes, content_type: str, headers: dict[str, str] | Non
         return err.code, err.read(), dict(err.headers)
 
 
+@pytest.mark.integration
 def test_http_otlp_json_with_hex_ids(sidecar: RunningSidecar) -> None:
     body = json.dumps(_otlp_json_span()).encode()
     status, reply, headers = post(f"{sidecar.http_url}/v1/traces", gzip.compress(body),
@@ -143,6 +146,7 @@ def test_http_otlp_json_with_hex_ids(sidecar: RunningSidecar) -> None:
                                               "score": 0.8}
 
 
+@pytest.mark.integration
 def test_partial_success_counts_invalid_spans(sidecar: RunningSidecar) -> None:
     payload = _otlp_json_span()
     spans = payload["resourceSpans"][0]["scopeSpans"][0]["spans"]
@@ -181,6 +185,7 @@ def _bad_bodies() -> list[tuple[str, bytes, str, int, str]]:
     ]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("case", _bad_bodies(), ids=lambda c: c[0])
 def test_http_malformed_bodies(sidecar: RunningSidecar, case: tuple) -> None:
     _, body, content_type, expected_status, expected_message = case
@@ -198,6 +203,7 @@ def test_http_malformed_bodies(sidecar: RunningSidecar, case: tuple) -> None:
     assert sidecar.wait_for_turns(1)
 
 
+@pytest.mark.integration
 def test_http_gzip_that_is_not_gzip(sidecar: RunningSidecar) -> None:
     status, reply, _ = post(f"{sidecar.http_url}/v1/traces", b"plain bytes", "application/json",
                             {"Content-Encoding": "gzip"})
@@ -205,6 +211,7 @@ def test_http_gzip_that_is_not_gzip(sidecar: RunningSidecar) -> None:
     assert "body is not valid gzip" in json.loads(reply)["message"]
 
 
+@pytest.mark.integration
 def test_http_body_too_large(start_sidecar) -> None:
     sidecar = start_sidecar(receivers={"http": {"endpoint": "127.0.0.1:0",
                                                 "max_request_body_size_mib": 1}})
@@ -214,6 +221,7 @@ def test_http_body_too_large(start_sidecar) -> None:
     assert "exceeds 1 MiB" in json.loads(reply)["message"]
 
 
+@pytest.mark.integration
 def test_huge_and_deep_attribute_values_are_cut_and_counted(start_sidecar) -> None:
     sidecar = start_sidecar(receivers={"max_attribute_length": 1000, "max_value_depth": 4})
     request = ExportTraceServiceRequest()
@@ -243,6 +251,7 @@ def _grpc_export(endpoint: str, body: bytes, metadata: tuple = ()) -> bytes:
         return export(body, metadata=metadata, timeout=10)
 
 
+@pytest.mark.integration
 def test_grpc_truncated_protobuf_is_invalid_argument(sidecar: RunningSidecar) -> None:
     request = ExportTraceServiceRequest()
     request.resource_spans.add().scope_spans.add().spans.add(
@@ -257,6 +266,7 @@ def test_grpc_truncated_protobuf_is_invalid_argument(sidecar: RunningSidecar) ->
     assert sidecar.wait_for_turns(1)
 
 
+@pytest.mark.integration
 def test_grpc_message_over_the_limit_is_not_retried(start_sidecar) -> None:
     """RESOURCE_EXHAUSTED without RetryInfo: OTLP exporters give the request up. (tonic's own
     answer, OUT_OF_RANGE, is one they retry for ever.) Then the next request is served."""
@@ -273,6 +283,7 @@ def test_grpc_message_over_the_limit_is_not_retried(start_sidecar) -> None:
     assert sidecar.wait_for_turns(1)
 
 
+@pytest.mark.unit
 def test_a_call_queued_as_the_grpc_receiver_stops_is_still_answered() -> None:
     """The server's thread hands calls over until it has stopped: one that arrived just before
     `stop` is served, so the stop does not wait out its grace period for it."""
@@ -315,6 +326,7 @@ def test_a_call_queued_as_the_grpc_receiver_stops_is_still_answered() -> None:
     assert took < 15, f"the stop waited {took:.1f} s for a call it held"
 
 
+@pytest.mark.integration
 def test_grpc_unknown_method_is_unimplemented(sidecar: RunningSidecar) -> None:
     with grpc.insecure_channel(sidecar.grpc_endpoint) as channel:
         for method in ("/opentelemetry.proto.collector.trace.v1.TraceService/Import",
@@ -326,6 +338,7 @@ def test_grpc_unknown_method_is_unimplemented(sidecar: RunningSidecar) -> None:
             assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED, method
 
 
+@pytest.mark.integration
 def test_bearer_token_required(start_sidecar) -> None:
     sidecar = start_sidecar(receivers={"bearer_token": "s3cret"})
     body = json.dumps(_otlp_json_span()).encode()
@@ -346,6 +359,7 @@ def test_bearer_token_required(start_sidecar) -> None:
     assert len(sidecar.get_json("/api/turns", {"Authorization": "Bearer s3cret"})) == 2
 
 
+@pytest.mark.integration
 def test_other_tenants_spans_are_refused(start_sidecar) -> None:
     sidecar = start_sidecar(tenant_id="acme")
     exporter = HttpExporter(endpoint=f"{sidecar.http_url}/v1/traces")
@@ -381,6 +395,7 @@ def _wait(condition, timeout_s: float = 10.0) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.integration
 def test_backpressure_is_retryable(start_sidecar) -> None:
     stage = BlockedStage()
     sidecar = start_sidecar(downstream=stage, pipeline={"turn_queue_size": 1})
@@ -411,6 +426,7 @@ def test_backpressure_is_retryable(start_sidecar) -> None:
     assert [t.trace_id for t in sidecar.wait_for_turns(3)] == trace_ids
 
 
+@pytest.mark.integration
 def test_the_turn_queue_is_bounded_by_its_bytes_too(start_sidecar) -> None:
     """A stalled stage and large turns: the queue refuses new requests once it holds its byte
     budget, far below its count (10,000 turns), and a retry is accepted once the stage recovers."""
@@ -445,6 +461,7 @@ async def _set(event: asyncio.Event) -> None:
     event.set()
 
 
+@pytest.mark.integration
 def test_tls_on_both_receivers(start_sidecar, tmp_path, monkeypatch) -> None:
     import subprocess
 

@@ -93,6 +93,7 @@ def make_judge(server: ScriptedOpenAIServer, **settings: object) -> LLMJudge:
     return LLMJudge(llm.endpoints[0], llm, Metrics(CollectorRegistry()))
 
 
+@pytest.mark.integration
 async def test_planted_personal_data_never_reaches_the_judge() -> None:
     with ScriptedOpenAIServer(judge_model) as server:
         judge = make_judge(server)
@@ -107,6 +108,7 @@ async def test_planted_personal_data_never_reaches_the_judge() -> None:
     assert "<PERSON_1>" in sent and "<ADDRESS_1>" in sent and "<PHONE_1>" in sent
 
 
+@pytest.mark.integration
 async def test_without_redaction_the_judge_would_see_them() -> None:
     """The recording endpoint sees what it is sent: the check above can fail."""
     with ScriptedOpenAIServer(judge_model) as server:
@@ -116,6 +118,7 @@ async def test_without_redaction_the_judge_would_see_them() -> None:
         assert "Chidi Okafor" in json.dumps(server.requests)
 
 
+@pytest.mark.unit
 def test_one_person_is_one_placeholder_in_the_whole_turn() -> None:
     redacted = redact_turn(PLANTED_TURNS[0], Redactor(shared_analyzer(RedactionSettings())))
     assert redacted.question.startswith("Hi, I'm <PERSON_1>.")
@@ -127,6 +130,7 @@ def test_one_person_is_one_placeholder_in_the_whole_turn() -> None:
     assert "2 business days" in redacted.answer
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("turn", [
     AssistantTurn(trace_id="5" * 32, question="Who approved Marta Kowalczyk's refund?",
                   documents=[RetrievedDocument(id="t-1", content=(
@@ -165,6 +169,7 @@ async def test_claim_verdicts_do_not_change_with_redaction(turn: AssistantTurn) 
         await redacting.aclose()
 
 
+@pytest.mark.unit
 def test_hostile_text_is_redacted_or_left_as_it_is_never_a_crash() -> None:
     redact = Redactor(shared_analyzer(RedactionSettings()))
     assert redact.many(["", None, "   "]) == ["", None, "   "]
@@ -183,6 +188,7 @@ def test_hostile_text_is_redacted_or_left_as_it_is_never_a_crash() -> None:
     assert huge.startswith("Contact <EMAIL_") and len(huge) <= 100_000
 
 
+@pytest.mark.integration
 def test_redaction_never_touches_the_network() -> None:
     """The NER model loads from site-packages and Presidio's e-mail check (a public suffix
     list fetched from the internet) is not used: with every connection refused it works."""
@@ -202,6 +208,7 @@ def test_redaction_never_touches_the_network() -> None:
     assert done.stdout.strip() == "<PERSON_1>, <EMAIL_1>, <PHONE_1>", done.stdout
 
 
+@pytest.mark.unit
 def test_a_missing_model_or_entity_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="xx_no_such_model.*never downloaded"):
         PiiAnalyzer(RedactionSettings(spacy_model="xx_no_such_model"))
@@ -209,6 +216,7 @@ def test_a_missing_model_or_entity_is_a_clear_error() -> None:
         RedactionSettings(entities=["PERSON", "SHOE_SIZE"])
 
 
+@pytest.mark.unit
 def test_entity_types_and_threshold_are_configuration() -> None:
     text = "Grace Liu, grace.liu@example.com, lives at 12 Elm Road, Leeds LS6 2AB."
     only_mail = Redactor(PiiAnalyzer(RedactionSettings(entities=["EMAIL_ADDRESS"])))(text)
@@ -218,6 +226,7 @@ def test_entity_types_and_threshold_are_configuration() -> None:
     assert nothing == text  # every finding scored below 1.0
 
 
+@pytest.mark.integration
 def test_the_store_keeps_judged_turns_redacted_when_configured(start_sidecar) -> None:  # noqa: ANN001
     sidecar = start_sidecar(store={"redact": True})
     provider = provider_for(sidecar.grpc_endpoint)
@@ -235,6 +244,7 @@ def test_the_store_keeps_judged_turns_redacted_when_configured(start_sidecar) ->
     assert "<PERSON_2> approved it." in kept
 
 
+@pytest.mark.unit
 def test_every_entity_the_configuration_accepts_is_one_the_redactor_knows() -> None:
     assert set(get_args(PiiEntity)) == set(TAGS)
     for entity in get_args(PiiEntity):  # each loads: its recogniser exists

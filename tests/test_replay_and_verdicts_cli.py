@@ -18,6 +18,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from monitor.replay import write_requests
 from tests import traffic
 
+pytestmark = pytest.mark.integration
+
 
 def recorded(path: Path) -> list[str]:
     """Record the labelled traffic the way the Collector's file exporter (proto) writes it."""

@@ -33,6 +33,8 @@ from monitor.verdict import JudgeResult, Verdict
 from tests.corpus import capture
 from tests.hostile import Mutator
 
+pytestmark = pytest.mark.unit
+
 DOC = [RetrievedDocument(id="d", content="text")]
 
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from monitor.assemble import build_turn
 from monitor.ingest import semconv
 from monitor.model import SpanFacts
+
+pytestmark = pytest.mark.unit
 
 
 def extract(attrs: dict, events: list | None = None, **facts_fields) -> tuple[SpanFacts, Counter]:

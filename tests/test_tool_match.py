@@ -30,12 +30,14 @@ PERFECT = {"name_precision": 1.0, "name_recall": 1.0, "argument_precision": 1.0,
            "argument_recall": 1.0, "reliability": 1.0}
 
 
+@pytest.mark.unit
 def test_reordered_calls_with_different_case_match_perfectly() -> None:
     expected = [call("close_ticket", ticket_id="T-1"), call("notify", user="ana", urgent=True)]
     actual = [call("Notify", user="Ana ", urgent="true"), call("CLOSE_TICKET", ticket_id="t-1")]
     assert scores(expected, actual) == PERFECT
 
 
+@pytest.mark.unit
 def test_ignored_utility_functions_do_not_count() -> None:
     expected = [call("close_ticket", ticket_id="T-1")]
     actual = [call("get_current_time"), call("close_ticket", ticket_id="T-1"), call("LOG")]
@@ -43,6 +45,7 @@ def test_ignored_utility_functions_do_not_count() -> None:
     assert scores(expected, actual)["name_precision"] == pytest.approx(1 / 3)
 
 
+@pytest.mark.unit
 def test_extra_and_missing_calls() -> None:
     expected = [call("a", x=1), call("b", y=2)]
     extra = scores(expected, [call("a", x=1), call("b", y=2), call("c", z=3)])
@@ -56,6 +59,7 @@ def test_extra_and_missing_calls() -> None:
     assert should_not_call["name_precision"] == 0.0
 
 
+@pytest.mark.unit
 def test_extra_missing_and_wrong_arguments() -> None:
     expected = [call("book", date="2024-03-05", seats=2, city="Paris")]
     result = scores(expected, [call("book", date="March 5, 2024", seats="2", note="window")])
@@ -65,6 +69,7 @@ def test_extra_missing_and_wrong_arguments() -> None:
     assert wrong["argument_recall"] == pytest.approx(2 / 3) and wrong["name_recall"] == 1.0
 
 
+@pytest.mark.unit
 def test_near_equal_values_after_normalisation_and_by_similarity() -> None:
     assert normalise("1,000") == normalise(1000.0) == 1000
     assert normalise(" New   York ") == normalise("new york")
@@ -77,12 +82,14 @@ def test_near_equal_values_after_normalisation_and_by_similarity() -> None:
     assert scores(expected, actual, **similar)["argument_recall"] == 1.0
 
 
+@pytest.mark.unit
 def test_optimal_pairing_of_same_name_calls() -> None:
     expected = [call("transfer", to="ana", amount=10), call("transfer", to="bo", amount=20)]
     actual = [call("transfer", to="bo", amount=20), call("transfer", to="ana", amount=10)]
     assert scores(expected, actual) == PERFECT  # greedy in-order pairing would score 0 arguments
 
 
+@pytest.mark.unit
 def test_alternatives_and_optional_arguments() -> None:
     expected = [call("weather", city={"$any_of": ["NYC", "New York"]},
                      unit={"$any_of": ["celsius"], "$optional": True})]
@@ -90,6 +97,7 @@ def test_alternatives_and_optional_arguments() -> None:
     assert scores(expected, [call("weather", city="NYC", unit="Celsius")]) == PERFECT
 
 
+@pytest.mark.unit
 def test_a_turn_past_the_calls_a_side_it_pairs_gets_no_reference_verdict(
         caplog: pytest.LogCaptureFixture) -> None:
     """Pairing compares every expected call with every call made: a turn of 2,000 a side held a
@@ -114,6 +122,7 @@ def test_a_turn_past_the_calls_a_side_it_pairs_gets_no_reference_verdict(
     assert f"{MAX_CALLS + 1} expected and {MAX_CALLS + 1} made tool calls" in caplog.text
 
 
+@pytest.mark.integration
 def test_online_reference_metrics_from_attributes_and_golden_scenarios(start_sidecar, tmp_path
                                                                        ) -> None:
     import json

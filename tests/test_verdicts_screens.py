@@ -29,6 +29,8 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from monitor.demo import SCENARIOS, emit_turn
 from monitor.replay import write_requests
 
+pytestmark = pytest.mark.integration
+
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 CANCEL = next(s for s in SCENARIOS if s.tool and s.tool[2])  # the demo's failing tool call
 
