@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
@@ -47,7 +48,10 @@ from monitor.ingest.semconv import compiled
 from monitor.model import AssistantTurn, SpanFacts
 
 build_turn: Callable[[bytes, list[SpanFacts], str], AssistantTurn] = compiled.build_turn
-Completed = compiled.Completed  # turns completed at once: see native/src/assemble.rs
+if TYPE_CHECKING:  # the compiled module has no stubs: to mypy, its classes are Any
+    from assistant_monitor_native import Completed as Completed
+else:
+    Completed = compiled.Completed  # turns completed at once: see native/src/assemble.rs
 
 
 def facts_size(facts: SpanFacts) -> int:

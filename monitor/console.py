@@ -73,6 +73,7 @@ class Figures:
         judged: dict[str, float] = {}
         weights: dict[tuple[str, Stream, str], float] = {}  # (family, stream, judge)
         scored: set[Stream] = set()
+        errors: float
         errors = drift_alerts = 0
         for family in registry.collect():
             for s in family.samples:

@@ -228,7 +228,7 @@ VERDICT_FAMILIES = tuple(f for f in FAMILIES if f.per_verdict is not None)
 @dataclass(frozen=True)
 class Quality:
     name: str  # drift's `metric` label, the eval report's key, the recording rules' middle part
-    verdict: str | None  # the verdict metric that feeds it; None: the turn's own tool calls
+    verdict: Metric | None  # the verdict metric that feeds it; None: the turn's own tool calls
     label: str | None  # a rate of this verdict label; None: the mean of the verdict's score
     higher_is_worse: bool
     reference: bool = False  # from the reference-based tool-call judge, not the quality judge
@@ -275,7 +275,7 @@ def turn_values(turn: AssistantTurn, results: list[JudgeResult]) -> dict[str, fl
         if q.reference:
             verdict = next((r.get(q.verdict) for r in results if r.get(q.verdict)), None)
         else:
-            verdict = results[0].get(q.verdict)  # type: ignore[arg-type]
+            verdict = results[0].get(q.verdict)
         if verdict is None:
             continue
         if q.label is not None:

@@ -202,7 +202,7 @@ def build_report(rows: list[dict[str, Any]], dataset: Path, judges: list[str]) -
                    for scenario in sorted({r["scenario_type"] for r in rows})}
 
     def badness(row: dict[str, Any]) -> float:
-        m = row["metrics"]
+        m: dict[str, float] = row["metrics"]
         return sum(1 - m.get(k, 0) if k in LOWER_IS_BETTER else m.get(k, 1) for k in WORST_BY)
 
     worst = sorted(rows, key=badness)[:10]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 import assistant_monitor_native as compiled
 from pydantic import BaseModel, Field
@@ -131,10 +131,13 @@ class TurnConsumer(Protocol):
 
 # A composed turn as assembly hands it to Python: its ids and its JSON, no Python object built
 # on the ingest path (what the judge queue stores of a kept turn, what /api/turns shows).
-TurnRecord = compiled.TurnRecord
+if TYPE_CHECKING:  # the compiled module has no stubs: to mypy, its classes are Any
+    from assistant_monitor_native import TurnRecord as TurnRecord
+else:
+    TurnRecord = compiled.TurnRecord
 
 # A turn kept for judging: a record, as assembly's sampler keeps it, or built (a caller's own).
-KeptTurn = TurnRecord | AssistantTurn
+KeptTurn: TypeAlias = TurnRecord | AssistantTurn
 
 # A turn the sampler kept, why (a rule's name or "rate"), and the probability it was kept with.
 Sampled = tuple[KeptTurn, str, float]
@@ -143,7 +146,8 @@ Sampled = tuple[KeptTurn, str, float]
 def turn_json(turn: KeptTurn) -> str:
     """The turn's JSON, as the judge queue keeps it: `AssistantTurn.model_validate_json` reads
     it back as the turn."""
-    return turn.json if isinstance(turn, TurnRecord) else turn.model_dump_json()
+    text: str = turn.json if isinstance(turn, TurnRecord) else turn.model_dump_json()
+    return text
 
 
 class SampledConsumer(Protocol):

@@ -82,7 +82,8 @@ _KIND_CRC = {kind: zlib.crc32(bytes((kind,))) for kind in (*_SIGNALS, _SETTLED)}
 def _checksum(kind: int, payload: bytes) -> int:
     """zlib's CRC-32 of kind + payload, compiled: zlib's own cost a twentieth of a span's
     ingest (65 µs for a request of 100 spans)."""
-    return compiled.crc32(payload, _KIND_CRC[kind])
+    checksum: int = compiled.crc32(payload, _KIND_CRC[kind])
+    return checksum
 
 
 def _fsync_failed(exc: OSError) -> RetryableError:

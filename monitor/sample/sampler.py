@@ -28,7 +28,8 @@ class Sampler:
 
     def backlog_factor(self, backlog: int) -> float:
         """1 below the low watermark, falling linearly to `min_factor` at the high watermark."""
-        return self.compiled.backlog_factor(backlog)
+        factor: float = self.compiled.backlog_factor(backlog)
+        return factor
 
     def decide(self, turn: AssistantTurn, backlog: int = 0) -> Decision:
         return Decision(*self.compiled.decide(turn, backlog))
