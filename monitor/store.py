@@ -153,6 +153,11 @@ class StoreError(Exception):
     """The store cannot be opened: unreachable, or written by a newer release."""
 
 
+class StoreUnavailable(StoreError):
+    """The database cannot be reached now (PostgreSQL: the connection was lost, or refused); the
+    call did nothing, or its transaction's outcome is unknown. The sidecar's store retries."""
+
+
 class NotClaimed(StoreError):
     """`complete` of a turn this replica is not judging: judged already, or taken over by another
     replica; nothing was stored."""
@@ -283,7 +288,7 @@ class _PgConnection:
         try:
             return self._psycopg.connect(self._conninfo, autocommit=True, row_factory=_pg_rows)
         except self._psycopg.OperationalError as exc:  # libpq's words: host, port, user, reason
-            raise StoreError(f"cannot connect to the store {self._shown}: {exc}") from None
+            raise StoreUnavailable(f"cannot connect to the store {self._shown}: {exc}") from None
 
     @property
     def conn(self) -> Any:
@@ -291,17 +296,32 @@ class _PgConnection:
             self._conn = self._connect()
         return self._conn
 
+    @contextlib.contextmanager
+    def _lost(self) -> Iterator[None]:
+        """A call that lost the connection raises StoreUnavailable (the next one reconnects)."""
+        try:
+            yield
+        except self._psycopg.OperationalError as exc:
+            if self._conn.broken:
+                raise StoreUnavailable(f"lost the connection to the store {self._shown}: "
+                                       f"{type(exc).__name__}") from None
+            raise
+
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self.conn.execute(_pg_sql(sql), [_pg_value(v) for v in params])
+        with self._lost():
+            return self.conn.execute(_pg_sql(sql), [_pg_value(v) for v in params])
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Any:
-        cursor = self.conn.cursor()
-        if rows:
-            cursor.executemany(_pg_sql(sql), [[_pg_value(v) for v in row] for row in rows])
-        return cursor
+        with self._lost():
+            cursor = self.conn.cursor()
+            if rows:
+                cursor.executemany(_pg_sql(sql), [[_pg_value(v) for v in row] for row in rows])
+            return cursor
 
-    def transaction(self) -> Any:
-        return self.conn.transaction()
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lost(), self.conn.transaction():
+            yield
 
     def close(self) -> None:
         self._conn.close()
@@ -731,6 +751,9 @@ def _right_answer(metric: str, label: str | None, score: float | None
     return None, score
 
 
+UNAVAILABLE_WAIT_S = 60.0
+
+
 class ThreadedStore:
     """The sidecar's store: the same operations, awaited, each run on one thread of its own, so
     the event loop serving the receivers never waits on SQLite (a commit's fsync, a busy lock,
@@ -744,7 +767,20 @@ class ThreadedStore:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store")
 
     async def _run(self, call: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, call, *args)
+        """A PostgreSQL store out of reach is waited for, up to UNAVAILABLE_WAIT_S (a restart,
+        a fail-over), as a busy SQLite file is: the pump and the judges wait, and behind them
+        the receivers push back; then the call fails."""
+        loop = asyncio.get_running_loop()
+        deadline, pause = loop.time() + UNAVAILABLE_WAIT_S, 0.2
+        while True:
+            try:
+                return await loop.run_in_executor(self._thread, call, *args)
+            except StoreUnavailable as exc:
+                if loop.time() + pause > deadline:
+                    raise
+                log.warning("%s; trying again in %.1f s", exc, pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
 
     def backlog(self) -> int:
         return self.sync.backlog()

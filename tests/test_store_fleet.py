@@ -201,6 +201,27 @@ async def test_the_sidecars_store_waits_on_postgresql_off_the_event_loop(
 
 
 @pytest.mark.integration  # a real PostgreSQL server
+async def test_the_sidecars_store_connects_again_after_losing_its_connection(
+        database: str, caplog: pytest.LogCaptureFixture) -> None:  # noqa: F811
+    """The server ends the store's session (a restart, a fail-over): the call that finds it gone
+    is tried again on a new connection; nothing is lost, the password is not logged."""
+    import psycopg
+
+    store = ThreadedStore(Store(database))
+    assert await store.enqueue(AssistantTurn(trace_id="ef" * 16, service="bot"), "rate", 1.0)
+    with psycopg.connect(database, autocommit=True) as admin:
+        assert admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                             " WHERE application_name = 'assistant-monitor'").fetchone()[0] == 1
+    claimed = await store.claim()
+    assert claimed is not None and claimed.trace_id == "ef" * 16
+    await store.complete(claimed.trace_id, [])
+    assert await store.state(claimed.trace_id) == "judged" and store.backlog() == 0
+    assert "lost the connection to the store postgresql://monitor:***@" in caplog.text
+    assert PASSWORD not in caplog.text
+    await store.close()
+
+
+@pytest.mark.integration  # a real PostgreSQL server
 def test_an_unreachable_store_is_a_clear_error_that_keeps_the_password(
         postgres: Any, tmp_path: Path) -> None:  # noqa: F811
     from monitor.store import StoreError
