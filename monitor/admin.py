@@ -1,7 +1,8 @@
-"""The operator's endpoint (default 127.0.0.1:9464): /metrics, /healthz, /readyz, /api/turns.
+"""The operator's endpoint (default 127.0.0.1:9464): /metrics, /healthz, /readyz, /api/turns,
+and the on-call pages under /ui (monitor/ui/).
 
-/api/turns shows turn content, so it is bound to loopback by default and requires the receivers'
-bearer token when one is configured.
+/api/turns and the pages show turn content, so the endpoint is bound to loopback by default and
+requires the receivers' bearer token when one is configured.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry
@@ -17,6 +19,9 @@ from prometheus_client.exposition import choose_encoder
 from monitor.errors import Unauthenticated
 from monitor.ingest import check_bearer
 from monitor.model import TurnRecord
+
+if TYPE_CHECKING:
+    from monitor.store import Store, ThreadedStore
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +46,21 @@ class RecentTurns:
 
 
 class AdminServer:
+    """`store` gives the verdict store the pages read (None: they say so, with `no_store`)."""
+
     def __init__(self, endpoint: str, registry: CollectorRegistry, recent: RecentTurns,
-                 ready: Callable[[], bool], bearer_token: str | None = None) -> None:
+                 ready: Callable[[], bool], bearer_token: str | None = None,
+                 store: Callable[[], Store | ThreadedStore | None] = lambda: None,
+                 no_store: str = "none was handed to this admin endpoint.",
+                 public_url: str | None = None) -> None:
         self.endpoint = endpoint
         self.registry = registry
         self.recent = recent
         self.ready = ready
         self.token = bearer_token
+        self.store = store
+        self.no_store = no_store
+        self.public_url = public_url
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
 
@@ -57,14 +70,21 @@ class AdminServer:
         app.router.add_get("/healthz", lambda _: web.json_response({"status": "ok"}))
         app.router.add_get("/readyz", self._ready)
         app.router.add_get("/api/turns", self._turns)
+        from monitor.ui import Pages  # Jinja2 and the templates: loaded when the server starts
+        from monitor.ui.security import is_loopback
+
+        host, _, port = self.endpoint.rpartition(":")
+        pages = Pages(self.store, self.no_store, self.token, loopback=is_loopback(host),
+                      public_url=self.public_url)
+        app.router.add_get("/ui", self._ui)
+        app.add_subapp("/ui", pages.app())
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        host, _, port = self.endpoint.rpartition(":")
         site = web.TCPSite(self._runner, host.strip("[]"), int(port))
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        log.info("admin endpoint on http://%s:%s (/metrics, /healthz, /readyz, /api/turns)",
-                 host, self.port)
+        log.info("admin endpoint on http://%s:%s (/metrics, /healthz, /readyz, /api/turns, "
+                 "/ui/turns)", host, self.port)
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -74,6 +94,9 @@ class AdminServer:
     async def _metrics(self, request: web.Request) -> web.Response:
         encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
         return web.Response(body=encoder(self.registry), headers={"Content-Type": content_type})
+
+    async def _ui(self, _: web.Request) -> web.Response:
+        return web.Response(status=303, headers={"Location": "/ui/turns"})
 
     async def _ready(self, _: web.Request) -> web.Response:
         ok = self.ready()

@@ -148,9 +148,19 @@ class Sidecar:
                         discard=pipeline.discard, drain=pipeline.passed_on,
                         store=None if queue.publishes else self.store)
             if settings.kafka.enabled else None)
+        if downstream is not None:
+            no_store = ("it hands its turns to another consumer (a custom downstream), not to "
+                        "sampling and judging.")
+        elif not queue.judges:
+            no_store = (f"it is an ingest replica of the Kafka judge queue (judging.queue.role "
+                        f"ingest): its sampled turns go to the topic {queue.topic}, and the judge "
+                        "replicas (role judge or both) judge and store them. Open their pages.")
+        else:
+            no_store = "the sidecar is stopping: its store is closed."
         self.admin = AdminServer(settings.admin.endpoint, self.metrics.registry, self.recent,
                                  ready=lambda: pipeline.accepting and not self._down,
-                                 bearer_token=token)
+                                 bearer_token=token, store=lambda: self.store, no_store=no_store,
+                                 public_url=settings.admin.public_url)
 
     def _sampling(self, settings: Settings) -> SamplingStage:
         """Sampled turns go to this node's store, or to the judge queue's topic; a judge
