@@ -451,28 +451,36 @@ class Store:
         False if its trace id is already stored (or came earlier in `sampled`). A turn stored
         by another replica and still waiting is taken over (True): this replica judges it."""
         now = time.time()
-        rows, first = [], set()
-        for turn, reason, probability in sampled:
-            if turn.trace_id not in first:
-                first.add(turn.trace_id)
-                rows.append((turn.trace_id, turn.service, turn.route, turn_json(turn), reason,
-                             probability, now, self.replica))
+        first = {turn.trace_id: (turn, reason, probability)
+                 for turn, reason, probability in reversed(sampled)}  # the first of each
         ours: set[str] = set()
+        chunk: list[Any]  # trace ids, then rows
         with self._transaction():
             # A statement per chunk, not per row: each statement lets the event loop's thread
             # take the interpreter lock, and hand-offs per row cost more than the inserts.
+            stored, others = set(), []  # others: waiting in another replica's queue
+            for chunk in _chunks(sorted(first)):
+                for row in self.db.execute(f"SELECT trace_id, replica, state FROM turns"
+                                           f" WHERE trace_id IN ({_marks(chunk)})", chunk):
+                    stored.add(row[0])
+                    if row[1] != self.replica and row[2] in ("pending", "judging"):
+                        others.append(row[0])
+            rows = [(trace_id, turn.service, turn.route, turn_json(turn), reason, probability,
+                     now, self.replica)
+                    for turn, reason, probability in reversed(first.values())
+                    if (trace_id := turn.trace_id) not in stored]
             for chunk in _chunks(rows):
-                ours.update(row[0] for row in self.db.execute(
+                ours.update(row[0] for row in self.db.execute(  # (a conflict: another replica's)
                     "INSERT INTO turns (trace_id, service, route, turn_json, reason, probability,"
                     " received_at, replica, state) VALUES "
                     + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, 'pending')"] * len(chunk))
                     + " ON CONFLICT (trace_id) DO NOTHING RETURNING trace_id",
                     [value for row in chunk for value in row]))
-            for ids in _chunks([row[0] for row in rows if row[0] not in ours]):
+            for chunk in _chunks(others):
                 ours.update(row[0] for row in self.db.execute(
                     f"UPDATE turns SET replica = ?, state = 'pending' WHERE trace_id IN"
-                    f" ({_marks(ids)}) AND replica <> ? AND {_WAITING} RETURNING trace_id",
-                    (self.replica, *ids, self.replica)))
+                    f" ({_marks(chunk)}) AND replica <> ? AND {_WAITING} RETURNING trace_id",
+                    (self.replica, *chunk, self.replica)))
         self._backlog += len(ours)
         added, seen = [], set()
         for turn, _, _ in sampled:
