@@ -474,6 +474,28 @@ async def test_on_loopback_a_foreign_host_name_is_refused(serve: Start) -> None:
     assert status == 200
 
 
+async def test_behind_a_tls_proxy_at_the_public_url(serve: Start) -> None:
+    """admin.public_url https://monitor.example.com: a request under that name came through the
+    TLS proxy (its cookie is Secure), and that origin is this server's."""
+    served = await serve(public_url="https://monitor.example.com")
+    trace_id = served.ids["grounded"]
+    status, headers, page = await served.get(f"/ui/turns/{trace_id}",
+                                             headers={"Host": "monitor.example.com"})
+    assert status == 200 and "; Secure" in headers.getone("Set-Cookie")
+    _, direct, _ = await served.get(f"/ui/turns/{trace_id}")
+    assert "Secure" not in direct.getone("Set-Cookie")  # on loopback, plain HTTP
+    cookie, csrf = await correction_form(served, trace_id)
+    form = {"csrf": csrf, "judge": "local", "metric": "completeness", "verdict": "right",
+            "author": "ana"}
+    status, _, _ = await served.post(f"/ui/turns/{trace_id}/corrections", form, headers={
+        "Cookie": cookie, "Origin": "https://monitor.example.com"})  # Host: the proxy's rewrite
+    assert status == 303
+    status, _, _ = await served.post(f"/ui/turns/{trace_id}/corrections", form, headers={
+        "Cookie": cookie, "Origin": "https://monitor.example.com.evil.example"})
+    assert status == 403
+    assert len(await served.corrections(trace_id)) == 1
+
+
 async def test_without_a_store_the_pages_say_why(serve: Start) -> None:
     served = await serve(with_store=False, no_store="it is an ingest replica.")
     for path in ("/ui/turns", f"/ui/turns/{served.ids['grounded']}"):

@@ -74,7 +74,10 @@ class Pages:
         self.sessions = Sessions(token)
         self.token = token
         self.loopback = loopback
-        self.public_host = URL(public_url).host if public_url else None
+        public = URL(public_url) if public_url else None
+        self.public_host = public.host if public else None
+        self.public_authority = public.raw_authority if public else None
+        self.public_https = public is not None and public.scheme == "https"
         self.env = jinja2.Environment(
             loader=jinja2.PackageLoader("monitor.ui", "templates"), autoescape=True,
             undefined=jinja2.StrictUndefined)
@@ -131,7 +134,7 @@ class Pages:
                 return self._page("message.html", 403, title="Refused", message=(
                     "A correction is posted from the turn page's form, with its session cookie; "
                     "reload the page and send it again."))
-            refused = cross_site(request)
+            refused = cross_site(request, self.public_authority)
             if refused is not None:
                 return self._page("message.html", 403, title="Refused",
                                   message=f"Refused {refused}.")
@@ -142,8 +145,12 @@ class Pages:
         finally:
             SESSION.reset(token)
         if session.fresh:
-            self.sessions.set_cookie(request, response, session)
+            self.sessions.set_cookie(request, response, session, self._secure(request))
         return response
+
+    def _secure(self, request: web.Request) -> bool:
+        """Reached under admin.public_url's name, an https one: through its TLS proxy."""
+        return self.public_https and URL(f"http://{request.host}").host == self.public_host
 
     def _page(self, template: str, status: int = 200, **context: Any) -> web.Response:
         return web.Response(text=self.env.get_template(template).render(**context),
@@ -255,9 +262,14 @@ class Pages:
             return self._page("message.html", 404, title="No such turn", message=(
                 f"No stored turn with trace id {trace_id}: not sampled, not stored yet, or "
                 "purged by retention (store.retention_days)."))
-        page = await asyncio.to_thread(turn_page, shown)
-        return self._page("turn.html", status, title=f"Turn {trace_id}", page=page,
-                          csrf=self._csrf(), error=error, labels=LABELS)
+        csrf = self._csrf()
+
+        def render() -> str:  # on a worker thread: the loop serves the receivers meanwhile
+            return self.env.get_template("turn.html").render(
+                title=f"Turn {trace_id}", page=turn_page(shown), csrf=csrf, error=error)
+
+        return web.Response(text=await asyncio.to_thread(render), status=status,
+                            content_type="text/html", charset="utf-8")
 
     async def _correct(self, request: web.Request) -> web.Response:
         trace_id = request.match_info["trace_id"].lower()
@@ -316,7 +328,7 @@ class Pages:
     async def _login(self, request: web.Request) -> web.StreamResponse:
         if self.token is None:
             return _redirect("/ui/turns")
-        refused = cross_site(request)
+        refused = cross_site(request, self.public_authority)
         if refused is not None:
             return self._page("message.html", 403, title="Refused", message=f"Refused {refused}.")
         form = await request.post()
@@ -324,7 +336,7 @@ class Pages:
         if not self.sessions.token_ok(_text(form.get("token"))):
             return self._login_page(request, 401, "wrong token", target=target)
         response = _redirect(target if _local(target) else "/ui/turns")
-        self.sessions.set_cookie(request, response, self.sessions.new())
+        self.sessions.set_cookie(request, response, self.sessions.new(), self._secure(request))
         return response
 
     async def _logout(self, request: web.Request) -> web.StreamResponse:

@@ -94,10 +94,12 @@ class Sessions:
             given.strip().encode(), self.token.encode())
 
     def set_cookie(self, request: web.Request, response: web.StreamResponse,
-                   session: Session) -> None:
+                   session: Session, secure: bool = False) -> None:
+        """`secure`: the browser reached us over HTTPS (a TLS proxy in front), so the cookie
+        is never sent over plain HTTP."""
         response.set_cookie(cookie_name(request), self.cookie(session), max_age=max(0, int(
             session.expires - time.time())), path="/ui", httponly=True, samesite="Strict",
-            secure=request.secure)
+            secure=secure or request.secure)
 
 
 def cookie_name(request: web.Request) -> str:
@@ -107,15 +109,16 @@ def cookie_name(request: web.Request) -> str:
     return f"{COOKIE}_{port}" if port else COOKIE
 
 
-def cross_site(request: web.Request) -> str | None:
+def cross_site(request: web.Request, public: str | None = None) -> str | None:
     """Why a state-changing request is refused as not coming from the pages themselves, or
     None. Browsers send `Origin` with every POST: it must be this server's. Under the pages'
     Referrer-Policy (no-referrer) a browser posts `Origin: null` instead, and then says where the
     request comes from in `Sec-Fetch-Site` (a header no page can set), which must be
     `same-origin`; a browser sends no `Sec-Fetch-Site` to a plain-http host other than loopback,
     and there the CSRF token bound to the session cookie decides alone. `Referer` stands in for
-    a missing `Origin`; a request with neither is refused."""
-    own = request.host.lower()
+    a missing `Origin`; a request with neither is refused. `public`: the host[:port] of
+    admin.public_url, also this server's (a proxy in front may rewrite `Host`)."""
+    own = {request.host.lower(), *([public.lower()] if public else [])}
     site = request.headers.get("Sec-Fetch-Site")
     if site is not None and site != "same-origin":
         return f"a {site} request (Sec-Fetch-Site)"
@@ -123,10 +126,10 @@ def cross_site(request: web.Request) -> str | None:
     if origin == "null":
         return None  # Referrer-Policy no-referrer: a same-origin form (Sec-Fetch-Site above)
     if origin is not None:
-        return None if _authority(origin) == own else f"a request from another origin ({origin})"
+        return None if _authority(origin) in own else f"a request from another origin ({origin})"
     referer = request.headers.get("Referer")
     if referer:
-        return None if _authority(referer) == own else "a request from another origin (Referer)"
+        return None if _authority(referer) in own else "a request from another origin (Referer)"
     return "a request that does not say where it comes from (no Origin or Referer)"
 
 
