@@ -30,7 +30,7 @@ from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.test_llm_judges import _made, close_judges  # noqa: F401  (closes the judges made)
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration  # a scripted LLM endpoint, the sidecar
 
 SURE, UNSURE = (-2.0, -2.0), (-2.0, 2.0)
 ALL_SURE = {"context_relevance": SURE, "answer_relevance": SURE, "no_answer": (2.0, 2.0),

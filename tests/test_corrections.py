@@ -16,7 +16,7 @@ from monitor.store import Store
 from monitor.verdict import JudgeResult, Verdict
 from tests import traffic
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration  # the CLI in a subprocess
 
 
 def correction(n: int, author: str, correct: bool, label: str | None = None,
