@@ -25,7 +25,7 @@ from monitor.store import Store, ThreadedStore
 from monitor.ui.security import COOKIE, CSP, SESSION_S, Sessions
 from tests.ui_turns import NOW, PAYLOAD, XSS, fill
 
-pytestmark = pytest.mark.unit
+pytestmark = pytest.mark.integration  # a real server on 127.0.0.1 (docs/testing.md)
 
 TOKEN = "s3cret-admin-token"
 
