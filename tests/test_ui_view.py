@@ -132,3 +132,14 @@ def test_login_redirects_stay_on_the_pages() -> None:
     for target in ("//evil.example/ui/", "/\\evil.example", "https://evil.example/ui/",
                    "/metrics", "/ui/\\x", "/ui/\r\nSet-Cookie: x", ""):
         assert not _local(target), target
+
+
+def test_a_turn_waiting_for_its_judge_renders() -> None:
+    """A pending turn (no verdict), stored with only some of a turn's fields."""
+    from monitor.ui.pages import Pages
+
+    page = turn_page({**shown([], []), "state": "pending", "verdicts": [],
+                      "turn": {"question": "Where?"}})
+    html = Pages(lambda: None, "", None, loopback=True).env.get_template("turn.html").render(
+        title="t", page=page, csrf="c", error=None)
+    assert "no verdict yet" in html and "(no answer)" in html and "Where?" in html

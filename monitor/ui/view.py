@@ -388,8 +388,15 @@ def _steps(turn: dict[str, Any], verdicts: list[tuple[dict[str, Any], Verdict]])
             for i, call in enumerate(calls, start=1)]
 
 
+# What the page reads of a turn, where a stored turn's JSON lacks it (older or partial rows)
+TURN_FIELDS: dict[str, Any] = {
+    "question": None, "answer": None, "documents": [], "tool_calls": [], "model": None,
+    "conversation_id": None, "feedback": None, "expected_tool_calls": None, "duration_ms": 0.0,
+    "input_tokens": 0, "output_tokens": 0}
+
+
 def turn_page(shown: dict[str, Any]) -> TurnPage:
-    turn = shown["turn"]
+    turn = {**TURN_FIELDS, **shown["turn"]}
     docs: list[dict[str, Any]] = turn.get("documents") or []
     order = {m: i for i, m in enumerate(METRICS)}
     rows = sorted(shown["verdicts"], key=lambda v: (order.get(v["metric"], len(order)),
