@@ -184,6 +184,7 @@ def test_log_in_then_read_and_filter_the_worst_turns(browser: Any, served: Serve
     cookie = next(c for c in browser.get_cookies() if c["name"].startswith("am_ui_session"))
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
     assert browser.execute_script("return document.cookie") == ""  # HttpOnly: no script reads it
+    assert find(browser, "form.logout button").text == "log out"
 
     # the filter form: completeness labelled no_answer
     from selenium.webdriver.support.ui import Select

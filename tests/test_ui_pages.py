@@ -158,7 +158,8 @@ async def test_the_list_shows_the_newest_turns_first_and_filters_them(serve: Sta
     assert await listed_for("route=$__all&metric=groundedness&below=0.9&limit=1") == ["hostile"]
     # a metric filter shows that metric's column only
     _, _, page = await served.get("/ui/turns?metric=groundedness")
-    assert "<th class=\"num\">groundedness</th>" in page and "completeness</th>" not in page
+    assert '<th class="num"><abbr title="groundedness">grounded</abbr></th>' in page
+    assert 'title="completeness"' not in page and "grounded = groundedness" in text(page)
 
 
 @pytest.mark.parametrize(("query", "message"), [

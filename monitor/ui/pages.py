@@ -40,7 +40,7 @@ from monitor.ui.security import (
 )
 from monitor.ui.view import shown_metrics, turn_page, turn_row
 from monitor.verdict import LABELS
-from monitor.verdicts_view import METRICS, iso
+from monitor.verdicts_view import METRICS, SHORT_NAMES, iso
 
 log = logging.getLogger(__name__)
 
@@ -214,8 +214,8 @@ class Pages:
                 return self._no_store()
         metrics = shown_metrics(rows, filters.get("metric"))
         return self._page(
-            "turns.html", 400 if errors else 200, title="Worst turns", form=form,
-            metrics=metrics, all_metrics=METRICS, all_labels=ALL_LABELS,
+            "turns.html", 400 if errors else 200, title="Worst turns", form=form, csrf=self._csrf(),
+            metrics=metrics, short=SHORT_NAMES, all_metrics=METRICS, all_labels=ALL_LABELS,
             rows=[turn_row(r, metrics) for r in rows],
             errors=errors, cut=cut, filters=filters, max_scan=f"{MAX_SCAN:,}",
             since=iso(filters["since"]) if filters.get("since") is not None else None,
