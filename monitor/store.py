@@ -206,9 +206,19 @@ class _SQLite:
         # isolation_level=None: explicit transactions only, so each write commits at once.
         self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")  # durable across process crashes
         self.db.execute("PRAGMA busy_timeout=5000")
+        # A new file opened by two processes at once: one of them turns it to WAL, and the
+        # other's pragma may find it locked, without waiting (SQLite's busy handler is not asked).
+        deadline = time.monotonic() + 5.0
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                break
+            except sqlite3.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+        self.db.execute("PRAGMA synchronous=NORMAL")  # durable across process crashes
 
     def columns(self, table: str) -> set[str]:
         return {row["name"] for row in self.db.execute(f"PRAGMA table_info({table})")}
