@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETENTION_EVERY_S = 3600.0
+HUMAN_AGREEMENT_EVERY_S = 30.0  # people's corrections into assistant_judge_human_agreement
 RESTART_PAUSE_S = (1.0, 30.0)  # a failed background task restarts after 1 s, doubling to 30 s
 
 
@@ -204,6 +205,8 @@ class Sidecar:
                      ("retention", self._retention)]
             if self.canary is not None:
                 tasks.append(("judge-canary", self.canary.run))
+            if self.store is not None:
+                tasks.append(("human-agreement", self._human_agreement))
             self._tasks = [asyncio.create_task(self._supervise(name, run), name=name)
                            for name, run in tasks]
             self.pipeline.accepting = True
@@ -286,6 +289,25 @@ class Sidecar:
                 finally:
                     self._down.discard(name)
                 pause = min(pause * 2, RESTART_PAUSE_S[1])
+
+    async def refresh_human_agreement(self) -> None:
+        """How often people found each judge's stored verdicts right, from the corrections they
+        made on the turn pages (each person's last word), with its 95% interval."""
+        from monitor.corrections import judge_agreement
+
+        if self.store is None:
+            return
+        m = self.metrics
+        for (judge, metric), agreed in judge_agreement(await self.store.corrections()).items():
+            low, high = agreed.interval
+            m.judge_human_agreement.labels(judge, metric).set(agreed.share)
+            m.judge_human_agreement_lower.labels(judge, metric).set(low)
+            m.judge_human_agreement_upper.labels(judge, metric).set(high)
+
+    async def _human_agreement(self) -> None:
+        while True:
+            await self.refresh_human_agreement()
+            await asyncio.sleep(HUMAN_AGREEMENT_EVERY_S)
 
     async def _retention(self) -> None:
         while True:

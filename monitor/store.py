@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -616,10 +616,13 @@ class Store:
 
     def list_turns(self, limit: int = 20, state: str | None = None, route: str | None = None,
                    metric: str | None = None, below: float | None = None,
-                   failed_tools: bool = False, since: float | None = None) -> list[dict[str, Any]]:
-        """The newest stored turns matching the filters (`route`: "route" or "service/route";
-        a `metric` verdict, with a score below `below`; received at or after `since`), each with
-        {metric: (label, score)} and its tool calls ({name, error})."""
+                   failed_tools: bool = False, since: float | None = None,
+                   until: float | None = None, service: str | None = None,
+                   label: str | None = None) -> list[dict[str, Any]]:
+        """The newest stored turns matching the filters (`route`: "route" or "service/route",
+        `service`; a `metric` verdict, with a score below `below` or this `label`; received in
+        [`since`, `until`]), each with {metric: (label, score)} and its tool calls ({name,
+        error})."""
         where: list[str]
         args: list[str | float]
         where, args = [], []
@@ -627,19 +630,30 @@ class Store:
             where.append("t.state = ?")
             args.append(state)
         if route:
-            service, _, name = route.rpartition("/")
+            route_service, _, name = route.rpartition("/")
             where.append("t.route = ?")
             args.append(name)
-            if service:
-                where.append("t.service = ?")
-                args.append(service)
+            service = route_service or service
+        if service:
+            where.append("t.service = ?")
+            args.append(service)
         if metric:
-            where.append("EXISTS (SELECT 1 FROM verdicts v WHERE v.trace_id = t.trace_id"
-                         " AND v.metric = ?" + (" AND v.score < ?)" if below is not None else ")"))
-            args.extend([metric, below] if below is not None else [metric])
+            verdict, verdict_args = "v.metric = ?", [metric]
+            if below is not None:
+                verdict += " AND v.score < ?"
+                verdict_args.append(below)  # type: ignore[arg-type]
+            if label is not None:
+                verdict += " AND v.label = ?"
+                verdict_args.append(label)
+            where.append(f"EXISTS (SELECT 1 FROM verdicts v WHERE v.trace_id = t.trace_id"
+                         f" AND {verdict})")
+            args.extend(verdict_args)
         if since is not None:
             where.append("t.received_at >= ?")
             args.append(since)
+        if until is not None:
+            where.append("t.received_at <= ?")
+            args.append(until)
         if failed_tools:
             where.append(self._sql.failed_tool)
         query = ("SELECT t.trace_id, t.service, t.route, t.state, t.reason, t.probability,"
@@ -844,6 +858,21 @@ class ThreadedStore:
 
     async def tokens_since(self, since: float) -> int:
         return await self._run(self.sync.tokens_since, since)
+
+    async def list_turns(self, **filters: Any) -> list[dict[str, Any]]:
+        return await self._run(partial(self.sync.list_turns, **filters))
+
+    async def show(self, trace_id: str) -> dict[str, Any] | None:
+        return await self._run(self.sync.show, trace_id)
+
+    async def add_correction(self, trace_id: str, judge: str, metric: str, correct: bool,
+                             author: str, label: str | None = None,
+                             score: float | None = None) -> int:
+        return await self._run(partial(
+            self.sync.add_correction, trace_id, judge, metric, correct, author, label, score))
+
+    async def corrections(self, trace_id: str | None = None) -> list[dict[str, Any]]:
+        return await self._run(self.sync.corrections, trace_id)
 
     async def purge(self, older_than: float, batch: int = 500) -> int:
         """`Store.purge`, one batch a call on the store's thread: judging goes on between them."""

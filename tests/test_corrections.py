@@ -101,3 +101,22 @@ def test_calibrate_from_a_store_nobody_corrected_says_so(tmp_path: Path) -> None
     Store(tmp_path / "store.db").close()
     done = cli("calibrate", "--from-store", "--config", str(config), cwd=tmp_path)
     assert done.returncode == 2 and "no stored verdict was corrected" in done.stderr
+
+
+def test_the_sidecar_exports_how_often_people_found_its_verdicts_right(start_sidecar) -> None:  # noqa: ANN001
+    from tests.test_evaluation_export import _send_turn
+    from tests.waiting import wait_until
+
+    sidecar = start_sidecar()
+    judged = [_send_turn(sidecar, case)[0] for case in (traffic.GROUNDED[0], traffic.INVENTED[0])]
+    store = Store(sidecar.sidecar.settings.store.path)
+    wait_until(lambda: all(store.state(t) == "judged" for t in judged), 60, "the turns judged")
+    store.add_correction(judged[0], "local", "groundedness", correct=True, author="ana")
+    store.add_correction(judged[1], "local", "groundedness", correct=False, score=0.0,
+                         author="ana")
+    store.close()
+    sidecar.call(sidecar.sidecar.refresh_human_agreement())  # what it does every 30 s
+    labels = {"judge": "local", "metric": "groundedness"}
+    assert sidecar.metric("assistant_judge_human_agreement", **labels) == 0.5
+    assert 0 < sidecar.metric("assistant_judge_human_agreement_lower", **labels) < 0.5 \
+        < sidecar.metric("assistant_judge_human_agreement_upper", **labels) < 1

@@ -7,6 +7,7 @@ client, the real store; a socket that accepts and never answers for a hung endpo
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import threading
 import time
@@ -303,3 +304,31 @@ async def test_stop_returns_in_time_while_a_judge_call_hangs_and_the_turn_is_kep
         await stage.stop()
     assert [t.trace_id for t in recording.seen] == [turn.trace_id]
     assert store.show(turn.trace_id)["state"] == "judged"
+
+
+@pytest.mark.unit
+async def test_a_turn_taken_over_while_judged_is_left_to_its_new_replica(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Kafka moved the partition while this replica judged the turn: the new owner stored it
+    again and judges it; this replica's verdicts are refused, and that is no failure."""
+    path = tmp_path / "fleet.db"
+    old, new = Store(path, replica="old"), Store(path, replica="new")
+    old.enqueue(numbered_turn(1), "rate", 1.0)
+
+    class TakenOverWhileJudging(Recording):
+        async def judge(self, turn: AssistantTurn) -> JudgeResult:
+            assert new.enqueue(numbered_turn(1), "rate", 1.0)  # the new owner reads it again
+            return await super().judge(turn)
+
+    metrics = Metrics(CollectorRegistry())
+    judge = TakenOverWhileJudging()
+    stage = stage_for(old, judge, metrics)
+    await stage.start()
+    try:
+        await until(lambda: judge.seen and stage.idle)
+    finally:
+        await stage.stop()
+    trace_id = numbered_turn(1).trace_id
+    assert old.state(trace_id) == "pending" and old.show(trace_id)["verdicts"] == []
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert new.claim().trace_id == trace_id  # the new owner judges it

@@ -201,6 +201,28 @@ def test_people_correct_verdicts_and_a_turn_knows_its_conversation(where: Path |
     assert listed == []  # purged
 
 
+def test_the_worst_turns_of_a_stream_in_a_window(where: Path | str) -> None:
+    """What a dashboard's link asks for: a service or service/route, a metric's bad label or
+    low score, a time window."""
+    store = Store(where)
+    for n, service, route, label, score in ((1, "bot", "faq", "complete", 0.9),
+                                            (2, "bot", "faq", "no_answer", 0.2),
+                                            (3, "bot", "billing", "no_answer", 0.3),
+                                            (4, "shop", "faq", "no_answer", 0.1)):
+        t = AssistantTurn(trace_id=f"{n:032x}", service=service, route=route, question="q")
+        store.enqueue(t, "rate", 0.5)
+        store.claim()
+        store.complete(t.trace_id, result(score=score, label=label))
+    ids = lambda rows: [int(r["trace_id"], 16) for r in rows]  # noqa: E731
+    assert ids(store.list_turns(metric="completeness", label="no_answer")) == [4, 3, 2]
+    assert ids(store.list_turns(metric="completeness", label="no_answer", service="bot")) == [3, 2]
+    assert ids(store.list_turns(metric="groundedness", below=0.5, route="bot/faq")) == [2]
+    assert ids(store.list_turns(service="shop", route="faq")) == [4]
+    received = [r["received_at"] for r in store.list_turns()]
+    assert ids(store.list_turns(since=min(received), until=max(received))) == [4, 3, 2, 1]
+    assert store.list_turns(until=min(received) - 1) == []
+
+
 # -- several replicas, one store ----------------------------------------------------------------
 
 def test_replicas_sharing_a_store_each_judge_their_own_turns(where: Path | str) -> None:

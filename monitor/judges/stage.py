@@ -28,7 +28,7 @@ from monitor.judges.base import Judge, JudgeUnavailable, close_judges
 from monitor.judges.redact import PiiAnalyzer, Redactor, redact_judged
 from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn
-from monitor.store import Claimed, Store, ThreadedStore
+from monitor.store import Claimed, NotClaimed, Store, ThreadedStore
 from monitor.verdict import JudgeResult
 
 log = logging.getLogger(__name__)
@@ -202,12 +202,16 @@ class JudgeStage:
                 await self._retry_or_fail(claimed, f"{judge.name}: {type(exc).__name__}")
                 return
         results = [r for r in results if r.verdicts or r.calls]  # judges with nothing to say
-        if self.store_redaction is not None:  # the store keeps the turn and verdicts redacted
-            kept, stored = await asyncio.to_thread(redact_judged, turn, results,
-                                                   Redactor(self.store_redaction))
-            await self.store.complete(claimed.trace_id, stored, kept)
-        else:
-            await self.store.complete(claimed.trace_id, results)
+        try:
+            if self.store_redaction is not None:  # the store keeps the turn and verdicts redacted
+                kept, stored = await asyncio.to_thread(redact_judged, turn, results,
+                                                       Redactor(self.store_redaction))
+                await self.store.complete(claimed.trace_id, stored, kept)
+            else:
+                await self.store.complete(claimed.trace_id, results)
+        except NotClaimed:  # another replica stored the turn again and judges it: its verdicts
+            log.info("a turn was taken over by another replica; its verdicts are left to it")
+            return
         try:
             self.on_verdicts(claimed.turn, claimed.probability, results)
         except Exception as exc:  # noqa: BLE001 - the verdicts are stored; metrics must not stop us

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import hashlib
 import logging
 import math
@@ -47,7 +46,6 @@ log = logging.getLogger(__name__)
 TRACE_ID = re.compile(r"[0-9a-f]{32}")
 LIMIT = 50  # turns a list shows by default
 MAX_LIMIT = 500
-MAX_SCAN = 20_000  # rows read at most to fill a list whose `to` cuts the newest off
 ALL = {"", "*", ".*", "$__all", "All"}  # a Grafana variable set to all: no filter
 ALL_LABELS = tuple(dict.fromkeys(label for labels in LABELS.values() for label in labels))
 FILTERS = ("route", "service", "metric", "label", "below", "from", "to", "limit", "failed_tools")
@@ -171,13 +169,13 @@ class Pages:
     # -- the store, on its own thread ---------------------------------------------------------
 
     async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """A store call: a ThreadedStore's on its own thread, a plain Store's (tests, the bench)
+        in line."""
         store = self.store()
         if store is None:
             raise NoStore
-        if isinstance(store, ThreadedStore):  # on the store's thread: its calls keep their order
-            call = functools.partial(getattr(store.sync, name), *args, **kwargs)
-            return await store._run(call)
-        return getattr(store, name)(*args, **kwargs)  # a plain Store (tests, the bench)
+        result = getattr(store, name)(*args, **kwargs)
+        return await result if isinstance(store, ThreadedStore) else result
 
     def _no_store(self) -> web.Response:
         return self._page("message.html", 503, title="No verdict store",
@@ -206,10 +204,9 @@ class Pages:
         form = {name: request.query.get(name, "") for name in FILTERS}
         errors, filters = _filters(form)
         rows: list[dict[str, Any]] = []
-        cut = False
         if not errors:
             try:
-                rows, cut = await self._rows(filters)
+                rows = await self._rows(filters)
             except NoStore:
                 return self._no_store()
         metrics = shown_metrics(rows, filters.get("metric"))
@@ -217,36 +214,18 @@ class Pages:
             "turns.html", 400 if errors else 200, title="Worst turns", form=form, csrf=self._csrf(),
             metrics=metrics, short=SHORT_NAMES, all_metrics=METRICS, all_labels=ALL_LABELS,
             rows=[turn_row(r, metrics) for r in rows],
-            errors=errors, cut=cut, filters=filters, max_scan=f"{MAX_SCAN:,}",
+            errors=errors, filters=filters,
             since=iso(filters["since"]) if filters.get("since") is not None else None,
             until=iso(filters["until"]) if filters.get("until") is not None else None)
 
-    async def _rows(self, filters: dict[str, Any]) -> tuple[list[dict[str, Any]], bool]:
-        """The newest `limit` turns matching the filters. The store filters by route (and
-        service), metric, score, time from, failed calls; the rest here (a service alone, a
-        label, time to), reading more rows while too few of them match. The flag: MAX_SCAN rows
-        were read, so older matches may be missing."""
-        limit, service, label, until = (filters["limit"], filters["service"], filters["label"],
-                                        filters["until"])
-        metric = filters["metric"]
-
-        def keep(row: dict[str, Any]) -> bool:
-            return ((until is None or row["received_at"] <= until)
-                    and (service is None or row["service"] == service)
-                    and (label is None or row["verdicts"].get(metric, (None,))[0] == label))
-
-        want = limit
-        while True:
-            rows: list[dict[str, Any]] = await self._call(
-                "list_turns", limit=want, route=filters["route"], metric=metric,
-                below=filters["below"], failed_tools=filters["failed_tools"],
-                since=filters["since"])
-            kept = [r for r in rows if keep(r)]
-            if len(kept) >= limit or len(rows) < want:
-                return kept[:limit], False
-            if want >= MAX_SCAN:
-                return kept[:limit], True
-            want = min(want * 4, MAX_SCAN)
+    async def _rows(self, filters: dict[str, Any]) -> list[dict[str, Any]]:
+        """The newest `limit` turns matching the filters."""
+        rows: list[dict[str, Any]] = await self._call(
+            "list_turns", limit=filters["limit"], route=filters["route"],
+            service=filters["service"], metric=filters["metric"], label=filters["label"],
+            below=filters["below"], failed_tools=filters["failed_tools"],
+            since=filters["since"], until=filters["until"])
+        return rows
 
     async def _turn(self, request: web.Request, status: int = 200,
                     error: str | None = None) -> web.Response:
