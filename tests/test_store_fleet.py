@@ -9,6 +9,7 @@ import json
 import logging
 import subprocess
 import sys
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -150,6 +151,12 @@ def test_judge_replicas_on_kafka_write_one_store_the_pages_list_whole(
         assert judged == len(by_replica[replica.judge.name])
         assert replica.sidecar.store.backlog() == 0  # type: ignore[union-attr]
     store.close()
+
+    # One replica's page lists the whole fleet's turns, judged by both.
+    with urllib.request.urlopen(f"{a.admin_url}/ui/turns?limit=100", timeout=30) as response:
+        page = response.read().decode()
+    assert all(f'href="/ui/turns/{t.trace_id}"' in page for t in turns)
+    assert "0.25" in page and "0.75" in page
 
     # The verdicts commands read the fleet's store too.
     config = tmp_path / "cli.yaml"
