@@ -35,6 +35,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from monitor import demo
+from monitor.store import Store
 from tests import traffic
 from tests.conftest import RunningSidecar, free_port, test_settings
 from tests.fakes.openai_server import ScriptedOpenAIServer
@@ -390,3 +391,38 @@ def test_a_judge_that_starts_answering_wrong_fires_the_canary_alert(stack: Stack
     assert firing["labels"]["severity"] == "page"
     assert "Judge judge-a agrees with the canary set" in firing["annotations"]["summary"]
 
+
+
+def test_a_quality_series_links_to_its_worst_turns_on_the_sidecars_pages(stack: Stack) -> None:
+    """A click on a series of "Groundedness by route": its data link, with the variables as
+    Grafana fills them, opens the sidecar's page of that stream's turns scored below 0.5."""
+    grafana = stack.grafana
+    board = grafana.get("/api/dashboards/uid/assistant-answers")["dashboard"]
+    panel = next(p for p in board["panels"] if p["title"] == "Groundedness by route")
+    [link] = panel["fieldConfig"]["defaults"]["links"]
+    # The hidden `monitor` variable's values: public_url, through the data source.
+    pages = grafana.get("/api/datasources/uid/prometheus/resources/api/v1/label/public_url/values")
+    assert stack.sidecar.admin_url in pages["data"]
+    series = [field["labels"] for frame in _query(grafana, panel["targets"][0], "prometheus",
+                                                  stack.started_ms)["frames"]
+              for field in frame["schema"]["fields"] if field.get("labels")]
+    labels = next(s for s in series if s["service"] == "steady-bot")
+    to_ms = int(time.time() * 1000)
+    url = link["url"]
+    for name, value in (("${monitor}", stack.sidecar.admin_url),
+                        ("${__field.labels.service}", labels["service"]),
+                        ("${__field.labels.route}", labels["route"]),
+                        ("${__from}", str(stack.started_ms)), ("${__to}", str(to_ms))):
+        url = url.replace(name, urllib.parse.quote(value, safe=":/"))
+    assert "$" not in url, url
+    with urllib.request.urlopen(url, timeout=30) as response:
+        page = response.read().decode()
+    store = Store(stack.sidecar.sidecar.settings.store.path)
+    expected = store.list_turns(limit=50, metric="groundedness", below=0.5,
+                                route=f"steady-bot/{labels['route']}",
+                                since=stack.started_ms / 1000, until=to_ms / 1000)
+    everything = store.list_turns(limit=500, route=f"steady-bot/{labels['route']}")
+    store.close()
+    assert expected and len(expected) < len(everything)  # the invented answers, not the rest
+    listed = set(re.findall(r'href="/ui/turns/([0-9a-f]{32})"', page))
+    assert listed == {t["trace_id"] for t in expected}
