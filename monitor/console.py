@@ -136,8 +136,17 @@ def pointers(settings: Settings, config: str | None) -> list[tuple[str, str]]:
     return [("last turns", f"{program} turns --admin {admin}"),
             ("verdicts", f"{program} verdicts list{with_config}"),
             ("one verdict", f"{program} verdicts show TRACE_ID{with_config}"),
+            ("worst turns", f"{settings.admin.public_url or admin}/ui/turns"),
             ("metrics", f"{admin}/metrics"),
-            ("store", str(settings.store.path.resolve()))]
+            ("store", store_location(settings))]
+
+
+def store_location(settings: Settings) -> str:
+    """The store's file, or its PostgreSQL URL with the password masked."""
+    from monitor.store import shown_url
+
+    url = settings.store.url
+    return shown_url(url.get_secret_value()) if url else str(settings.store.path.resolve())
 
 
 def judge_cache(judges: list[Any]) -> CacheStats | None:
@@ -307,4 +316,4 @@ class StatusReporter:
                 f"{f.received:.0f} turns received, {f.sampled:.0f} sampled, {f.judged:.0f} "
                 f"judged{left}; judge latency {self.latency(f)}; dropped: {f.drops}.\n"
                 f"Verdicts: {dict(self.where).get('verdicts', command() + ' verdicts list')}"
-                f" (store {self.settings.store.path.resolve()})")
+                f" (store {store_location(self.settings)})")
