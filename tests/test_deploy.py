@@ -103,7 +103,8 @@ def test_custom_values_render_a_kafka_statefulset_with_monitoring(helm: str,
         "kafka": {"enabled": True, "brokers": ["kafka-0.kafka:9092"], "topic": "otlp_spans"},
         "judge": {"endpoints": [{"name": "llama", "base_url": "http://10.20.1.5:8000/v1",
                                  "model": "llama-3-70b"}], "egressCIDR": "10.20.1.5/32"},
-        "secrets": {"receiverToken": "t0ken", "judgeApiKey": "k3y"},
+        "secrets": {"receiverToken": "t0ken", "judgeApiKey": "k3y",
+                    "storeUrl": "postgresql://am:pw@pg:5432/verdicts"},
         "serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True}})
     validate(documents, tmp_path)
     kinds = by_kind(documents)
@@ -112,7 +113,8 @@ def test_custom_values_render_a_kafka_statefulset_with_monitoring(helm: str,
     assert stateful["replicas"] == 3
     assert stateful["volumeClaimTemplates"][0]["metadata"]["name"] == "store"
     env = {e["name"] for e in stateful["template"]["spec"]["containers"][0]["env"]}
-    assert "ASSISTANT_MONITOR_JUDGING__LLM__ENDPOINTS__0__API_KEY" in env
+    assert {"ASSISTANT_MONITOR_JUDGING__LLM__ENDPOINTS__0__API_KEY",
+            "ASSISTANT_MONITOR_STORE__URL"} <= env  # the fleet's store, from the Secret
     config = tmp_path / "config.yaml"
     config.write_text(kinds["ConfigMap"]["data"]["config.yaml"])
     settings = load_settings(config)  # the rendered configuration passes the sidecar's own checks
@@ -122,7 +124,8 @@ def test_custom_values_render_a_kafka_statefulset_with_monitoring(helm: str,
     blocks = [to["ipBlock"]["cidr"] for rule in egress for to in rule.get("to", [])]
     assert blocks == ["10.20.1.5/32"]  # the judge endpoint is the only address trace content reaches
     assert kinds["ServiceMonitor"]["spec"]["endpoints"][0]["port"] == "metrics"
-    assert kinds["Secret"]["stringData"] == {"receiver-token": "t0ken", "judge-api-key": "k3y"}
+    assert kinds["Secret"]["stringData"] == {"receiver-token": "t0ken", "judge-api-key": "k3y",
+                                             "store-url": "postgresql://am:pw@pg:5432/verdicts"}
 
 
 @pytest.mark.unit

@@ -35,6 +35,8 @@ spec:
       env:
         - name: ASSISTANT_MONITOR_RECEIVERS__BEARER_TOKEN
           valueFrom: {secretKeyRef: {name: {{ include "am.name" . }}, key: receiver-token, optional: true}}
+        - name: ASSISTANT_MONITOR_STORE__URL
+          valueFrom: {secretKeyRef: {name: {{ include "am.name" . }}, key: store-url, optional: true}}
         {{- range $i, $e := .Values.judge.endpoints }}
         - name: ASSISTANT_MONITOR_JUDGING__LLM__ENDPOINTS__{{ $i }}__API_KEY
           valueFrom: {secretKeyRef: {name: {{ include "am.name" $ }}, key: judge-api-key, optional: true}}
