@@ -25,6 +25,7 @@ from monitor.verdict import JudgeResult, Verdict
 from tests.conftest import RunningSidecar, test_settings
 from tests.kafka_broker import KafkaBroker
 from tests.postgres_server import PASSWORD, database, postgres  # noqa: F401  (fixtures)
+from tests.test_kafka_judge_queue import new_topic
 from tests.waiting import until, wait_until
 
 
@@ -54,23 +55,6 @@ class JudgeReplica(RunningSidecar):
         source = self.sidecar.turn_source
         consumer = source.consumer if source is not None else None
         return {tp.partition for tp in consumer.assignment()} if consumer is not None else set()
-
-
-def new_topic(kafka: KafkaBroker, partitions: int) -> str:
-    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-
-    name = f"sampled-{uuid.uuid4().hex[:8]}"
-
-    async def create() -> None:
-        admin = AIOKafkaAdminClient(bootstrap_servers=kafka.bootstrap)
-        await admin.start()
-        try:
-            await admin.create_topics([NewTopic(name, partitions, replication_factor=1)])
-        finally:
-            await admin.close()
-
-    asyncio.run(create())
-    return name
 
 
 def publish(kafka: KafkaBroker, topic: str, turns: list[AssistantTurn]) -> None:
