@@ -8,6 +8,7 @@ requires the receivers' bearer token when one is configured.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -21,6 +22,7 @@ from monitor.ingest import check_bearer
 from monitor.model import TurnRecord
 
 if TYPE_CHECKING:
+    from monitor.config import TLSSettings
     from monitor.store import Store, ThreadedStore
 
 log = logging.getLogger(__name__)
@@ -52,7 +54,7 @@ class AdminServer:
                  ready: Callable[[], bool], bearer_token: str | None = None,
                  store: Callable[[], Store | ThreadedStore | None] = lambda: None,
                  no_store: str = "none was handed to this admin endpoint.",
-                 public_url: str | None = None) -> None:
+                 public_url: str | None = None, tls: TLSSettings | None = None) -> None:
         self.endpoint = endpoint
         self.registry = registry
         self.recent = recent
@@ -61,6 +63,7 @@ class AdminServer:
         self.store = store
         self.no_store = no_store
         self.public_url = public_url
+        self.tls = tls if tls is not None and tls.enabled else None
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
 
@@ -80,11 +83,21 @@ class AdminServer:
         app.add_subapp("/ui", pages.app())
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host.strip("[]"), int(port))
+        context = None
+        if self.tls is not None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(str(self.tls.cert_file), str(self.tls.key_file))
+        site = web.TCPSite(self._runner, host.strip("[]"), int(port), ssl_context=context)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        log.info("admin endpoint on http://%s:%s (/metrics, /healthz, /readyz, /api/turns, "
-                 "/ui/turns)", host, self.port)
+        log.info("admin endpoint on %s (/metrics, /healthz, /readyz, /api/turns, /ui/turns)",
+                 self.url)
+
+    @property
+    def url(self) -> str:
+        """Where it listens: http or https, its host, the port it bound."""
+        host = self.endpoint.rpartition(":")[0]
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}"
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -161,7 +161,7 @@ class Sidecar:
         self.admin = AdminServer(settings.admin.endpoint, self.metrics.registry, self.recent,
                                  ready=lambda: pipeline.accepting and not self._down,
                                  bearer_token=token, store=lambda: self.store, no_store=no_store,
-                                 public_url=settings.admin.public_url)
+                                 public_url=settings.admin.public_url, tls=settings.admin.tls)
 
     def _sampling(self, settings: Settings) -> SamplingStage:
         """Sampled turns go to this node's store, or to the judge queue's topic; a judge
@@ -194,9 +194,7 @@ class Sidecar:
             if self.publisher is not None:
                 await self.publisher.start()
             await self.admin.start()
-            host = self.settings.admin.endpoint.rpartition(":")[0]
-            self.metrics.monitor_info.labels(
-                self.settings.admin.public_url or f"http://{host}:{self.admin.port}").set(1)
+            self.metrics.monitor_info.labels(self.settings.admin.public_url or self.admin.url).set(1)
             self.pipeline.replay_wal()
             for receiver in (self.grpc, self.http):
                 if receiver is not None:

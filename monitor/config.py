@@ -583,8 +583,11 @@ class AdminSettings(_Section):
     endpoint: str = "127.0.0.1:9464"  # /metrics, /healthz, /readyz, /api/turns, /ui
     # Where people reach this server (through an ingress, say): Grafana's data links and the
     # alerts' annotations lead to its pages there (published as assistant_monitor_info's
-    # public_url label). None: http://<endpoint> (its port once bound).
+    # public_url label). None: http(s)://<endpoint> (its port once bound).
     public_url: str | None = None
+    # HTTPS for /metrics, the API and the pages (the session cookie is then Secure); Prometheus
+    # scrapes it with `scheme: https`.
+    tls: TLSSettings = TLSSettings()
     recent_turns: int = Field(200, ge=0)
     # ... within this much of their JSON: spans carrying whole documents make turns of megabytes
     recent_turns_max_mib: int = Field(64, gt=0)

@@ -49,9 +49,7 @@ class Served:
 
     async def corrections(self, trace_id: str) -> list[dict[str, Any]]:
         """Read on the store's thread, as the server's own calls are."""
-        result: list[dict[str, Any]] = await self.threaded._run(self.threaded.sync.corrections,
-                                                                trace_id)
-        return result
+        return await self.threaded.corrections(trace_id)
 
     async def login(self) -> str:
         """The session cookie the login form sets (`Cookie` header value)."""
@@ -529,3 +527,41 @@ def test_a_sidecar_says_why_it_has_no_store(start_sidecar: Any) -> None:
                       registry=CollectorRegistry())
     assert replica.store is None
     assert "ingest replica of the Kafka judge queue" in replica.admin.no_store
+
+
+async def test_over_tls_the_admin_server_is_https_and_the_session_cookie_secure(
+        tmp_path: Path) -> None:
+    import ssl
+    import subprocess
+
+    from monitor.config import TLSSettings
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    store = Store(tmp_path / "tls.db")
+    fill(store)
+    threaded = ThreadedStore(store)
+    admin = AdminServer("127.0.0.1:0", CollectorRegistry(), RecentTurns(1, 1 << 20),
+                        ready=lambda: True, bearer_token=TOKEN, store=lambda: threaded,
+                        tls=TLSSettings(cert_file=cert, key_file=key))
+    await admin.start()
+    trusted = ssl.create_default_context(cafile=str(cert))
+    try:
+        assert admin.url == f"https://127.0.0.1:{admin.port}"
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.DummyCookieJar()) as http:
+            async with http.post(f"{admin.url}/ui/login", data={"token": TOKEN, "next": "/ui/turns"},
+                                 headers={"Origin": admin.url}, allow_redirects=False,
+                                 ssl=trusted) as login:
+                assert login.status == 303
+                assert "Secure" in login.headers["Set-Cookie"]
+            async with http.get(f"{admin.url}/ui/turns", ssl=trusted,
+                                headers={"Authorization": f"Bearer {TOKEN}"}) as page:
+                assert page.status == 200 and "/ui/turns/" in await page.text()
+            with pytest.raises(aiohttp.ClientError):  # plain HTTP is not served
+                async with http.get(f"http://127.0.0.1:{admin.port}/metrics") as plain:
+                    await plain.read()
+    finally:
+        await admin.stop()
+        await threaded.close()
