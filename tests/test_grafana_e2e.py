@@ -54,6 +54,8 @@ MAY_BE_EMPTY = {
     ("Kafka consumer lag", "{{topic}}[{{partition}}]"): "no Kafka receiver in this test",
     ("Judge tokens", "{{judge}} {{kind}}"): "the local judge uses no tokens; LLM judges do",
     ("Judge model changes", "{{judge}}"): "no judge endpoint changes its model in this test",
+    ("Decided locally by the cascade", "{{judge}} {{part}}"):
+        "no sidecar of this test judges through the cascade (tests/test_cascade.py does)",
     ("Calls judged not needed / with unsupported arguments", "not needed"):
         "only LLM judges judge tool use; this test runs the local judge",
     ("Calls judged not needed / with unsupported arguments", "unsupported arguments"):
