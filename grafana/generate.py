@@ -25,10 +25,17 @@ sys.path.insert(0, str(HERE.parent))
 # The contract's families are named through FAMILY: a renamed or undeclared one fails here, not in
 # Grafana. (The stages' own series, assistant_turns_received_total and the like, are not declared.)
 from monitor.contract import FAMILY, QUALITY, Quality  # noqa: E402
-from monitor.verdict import LABELS  # noqa: E402
+from monitor.judge_metrics import (  # noqa: E402
+    ANSWER_RELEVANCE,
+    COMPLETENESS,
+    CONTEXT_RELEVANCE,
+    GROUNDEDNESS,
+    JUDGE_METRICS,
+    LABELS,
+    JudgeMetric,
+    Panel,
+)
 
-NO_ANSWER, IRRELEVANT_ANSWERS = QUALITY["no_answer_rate"], QUALITY["answer_irrelevance_rate"]
-GROUNDEDNESS, CONTEXT_RELEVANCE = QUALITY["groundedness"], QUALITY["context_relevance"]
 DS = DataSourceRef(type_val="prometheus", uid="${datasource}")
 SEL = 'service=~"$service", route=~"$route"'  # the template variables, in every query
 
@@ -150,6 +157,21 @@ def with_band(panel: Any, quality: Quality) -> Any:
                 id_val="custom.fillBelowTo", value=BAND[0])]))
 
 
+def metric_panel(metric: JudgeMetric, panel: Panel) -> Any:
+    """A panel a judge metric declares (monitor/judge_metrics.py): its quality now, or over time
+    with its 95% band."""
+    quality = QUALITY[metric.quality]
+    if panel.stat:
+        return single(panel.title, estimate(quality, panel.by), "percentunit")
+    return quality_panel(panel.title, quality, panel.by)
+
+
+def placed(metric: JudgeMetric, dashboard: str, stat: bool = False) -> Any:
+    """The metric's declared panel on `dashboard`, where the layout below puts it."""
+    return metric_panel(metric, next(p for p in metric.panels
+                                     if p.dashboard == dashboard and p.stat == stat))
+
+
 def base(uid: str, title: str, description: str) -> Any:
     return (dashboard.Dashboard(title).uid(uid).description(description)
             .tags(["assistant-monitor"]).refresh("30s").time("now-6h", "now").timezone("browser")
@@ -172,9 +194,9 @@ def overview() -> Any:
                  "Quality of the whole traffic per service, estimated from judged samples "
                  "(sampling-weighted).")
             .with_row(dashboard.Row("Now"))
-            .with_panel(single("No-answer rate", estimate(NO_ANSWER), "percentunit"))
-            .with_panel(single("Groundedness", estimate(GROUNDEDNESS), "percentunit"))
-            .with_panel(single("Context relevance", estimate(CONTEXT_RELEVANCE), "percentunit"))
+            .with_panel(placed(COMPLETENESS, "overview", stat=True))
+            .with_panel(placed(GROUNDEDNESS, "overview", stat=True))
+            .with_panel(placed(CONTEXT_RELEVANCE, "overview", stat=True))
             .with_panel(single("Drifting streams", f"sum({FAMILY['assistant_drift_alert'].name}"
                                f"{{{SEL}}})", "short", "Judged metric streams whose drift alert is raised."))
             .with_row(dashboard.Row("Trends"))
@@ -184,8 +206,8 @@ def overview() -> Any:
                 query(f"sum by (service) (rate({FAMILY['assistant_turns_judged'].total}{{{SEL}}}"
                       "[$__rate_interval]))", "{{service}} judged", "B", exemplar=True)],
                 "reqps"))
-            .with_panel(quality_panel("No-answer rate", NO_ANSWER))
-            .with_panel(quality_panel("Groundedness", GROUNDEDNESS))
+            .with_panel(placed(COMPLETENESS, "overview"))
+            .with_panel(placed(GROUNDEDNESS, "overview"))
             .with_panel(series("Drift score", [
                 query(f"max by (metric, service) ({FAMILY['assistant_drift_score'].name}{{{SEL}}})",
                       "{{service}} {{metric}}")], "short",
@@ -195,8 +217,7 @@ def overview() -> Any:
 def retrieval() -> Any:
     return (base("assistant-retrieval", "Assistant quality: retrieval",
                  "Are the retrieved documents relevant to the question?")
-            .with_panel(quality_panel("Context relevance (share of documents relevant)",
-                                      CONTEXT_RELEVANCE, "service, route"))
+            .with_panel(placed(CONTEXT_RELEVANCE, "retrieval"))
             .with_panel(series("Context relevance distribution (judged turns)", [
                 query(f"sum by (le) (rate({FAMILY['assistant_context_relevance'].name}_bucket{{{SEL}}}"
                       "[$__rate_interval]))", "≤ {{le}}", exemplar=True)], "reqps"))
@@ -213,8 +234,8 @@ def answers() -> Any:
                 query(weighted_ratio("completeness", v), v, ref)
                 for ref, v in zip("ABC", LABELS["completeness"], strict=True)],
                 "percentunit", max_value=1))
-            .with_panel(quality_panel("Groundedness by route", GROUNDEDNESS, "service, route"))
-            .with_panel(quality_panel("Answers judged irrelevant", IRRELEVANT_ANSWERS))
+            .with_panel(placed(GROUNDEDNESS, "answers"))
+            .with_panel(placed(ANSWER_RELEVANCE, "answers"))
             .with_panel(series("Claims by verdict", [
                 query(f"sum by (verdict) (rate({FAMILY['assistant_claims'].total}{{{SEL}}}"
                       "[$__rate_interval]))", "{{verdict}}")], "reqps"))
@@ -294,6 +315,19 @@ DASHBOARDS = {"overview": overview, "retrieval": retrieval, "answers": answers, 
               "pipeline": pipeline}
 
 
+def laid_out(name: str) -> Any:
+    """A dashboard as laid out above, then the panels judge metrics declare on it that the layout
+    does not place: a new metric's panels need no edit here."""
+    board = DASHBOARDS[name]()
+    shown = {(p.title, p.type_val) for p in board.build().panels}
+    for metric in JUDGE_METRICS:
+        for panel in metric.panels:
+            if panel.dashboard == name and \
+                    (panel.title, "stat" if panel.stat else "timeseries") not in shown:
+                board = board.with_panel(metric_panel(metric, panel))
+    return board
+
+
 def grafana_alert(uid: str, title: str, expr: str, op: str, threshold: float, for_: str,
                   severity: str, summary: str, runbook: str = "runbook-quality-drift",
                   panel: dict[str, str] | None = None) -> dict[str, Any]:
@@ -329,12 +363,12 @@ def alert_rules() -> dict[str, Any]:
                       "gt", 0.5, "5m", "page", "{{ $labels.metric }} drifted for {{ $labels.service }}"),
         grafana_alert("assistant-no-answer", "Assistant no-answer rate",
                       "{0} - ({0} offset 1d) and on (service, route) {1} > ({2} offset 1d)"
-                      .format(*recorded(NO_ANSWER)), "gt", 0.05, "30m", "page",
+                      .format(*recorded(QUALITY[COMPLETENESS.quality])), "gt", 0.05, "30m", "page",
                       "No-answer rate of {{ $labels.service }} is 5 points above yesterday",
                       panel=panel_of("overview", "No-answer rate")),
         grafana_alert("assistant-groundedness", "Assistant groundedness",
                       "{0} / ({0} offset 1d) and on (service, route) {2} < ({1} offset 1d)"
-                      .format(*recorded(GROUNDEDNESS)),
+                      .format(*recorded(QUALITY[GROUNDEDNESS.quality])),
                       "lt", 0.9, "30m", "page",
                       "Groundedness of {{ $labels.service }} is 10% below yesterday",
                       panel=panel_of("answers", "Groundedness by route")),
@@ -389,7 +423,7 @@ def _clean(value: Any) -> Any:
 
 def model(name: str) -> dict[str, Any]:
     """A dashboard as provisioned; panels numbered in order, so alerts can name theirs."""
-    built = _clean(json.loads(JSONEncoder(sort_keys=True).encode(DASHBOARDS[name]().build())))
+    built = _clean(json.loads(JSONEncoder(sort_keys=True).encode(laid_out(name).build())))
     built.pop("style", None)
     for number, panel in enumerate(built["panels"], 1):
         panel["id"] = number

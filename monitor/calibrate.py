@@ -52,14 +52,12 @@ from monitor.agreement import (
 )
 from monitor.emit.intervals import wilson
 from monitor.evaluate import Case, svg_bars
+from monitor.judge_metrics import JUDGE_METRIC, LABELS
 from monitor.judges.base import Judge, close_judges
 from monitor.judges.factory import judge_variants
 from monitor.judges.fusion import EVALUATORS, PLAN, evaluator_scores
 from monitor.verdict import JudgeResult
 
-LABELS = {"answer_relevance": ["relevant", "irrelevant"],
-          "completeness": ["complete", "incomplete", "no_answer"]}
-ORDER = {"relevant": 1.0, "irrelevant": 0.0, "complete": 1.0, "incomplete": 0.5, "no_answer": 0.0}
 
 def _human(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
@@ -69,8 +67,9 @@ def _majority(values: list[Any]) -> Any:
     return Counter(values).most_common(1)[0][0]
 
 
-def _numeric(value: Any) -> float:
-    return ORDER[value] if isinstance(value, str) else float(value)
+def _numeric(metric: str, value: Any) -> float:
+    """A label as its place in the metric's declared order (best 1, worst 0), or a score."""
+    return JUDGE_METRIC[metric].order(value) if isinstance(value, str) else float(value)
 
 
 def _judge_value(result: JudgeResult, metric: str) -> Any:
@@ -158,11 +157,12 @@ def metric_report(metric: str, cases: list[Case], results: dict[str, list[JudgeR
             continue
         t, j = zip(*pairs, strict=True)
         row: dict[str, Any] = {"items": len(pairs),
-                               **rank_correlations([_numeric(x) for x in j],
-                                                   [_numeric(x) for x in t])}
+                               **rank_correlations([_numeric(metric, x) for x in j],
+                                                   [_numeric(metric, x) for x in t])}
         if labelled:
             row |= {"agreement": agreement_rate(t, j), "cohen_kappa": cohen_kappa(t, j),
-                    "labels": LABELS[metric], "confusion": confusion(t, j, LABELS[metric]),
+                    "labels": list(LABELS[metric]),
+                    "confusion": confusion(t, j, LABELS[metric]),
                     "intervals": {"agreement": list(agreement_interval(t, j)),
                                   "cohen_kappa": list(kappa_interval(t, j))}}
             with_judge = [h + [per_case[i].get(metric).label]  # type: ignore[union-attr]
@@ -173,7 +173,7 @@ def metric_report(metric: str, cases: list[Case], results: dict[str, list[JudgeR
             if metric == "completeness":
                 row["no_answer"] = no_answer_figures(t, j)
         out["judges"][name] = with_intervals(row, len(pairs))
-    fused = baselines(metric, [evaluators[i] for i in rated], [_numeric(x) for x in truth])
+    fused = baselines(metric, [evaluators[i] for i in rated], [_numeric(metric, x) for x in truth])
     if fused:
         out["baselines"] = fused
     return out

@@ -32,11 +32,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, get_args
+from typing import Any, NoReturn
 
 from monitor.config import Settings, load_settings
 from monitor.errors import ConfigError
-from monitor.verdict import LABELS, Metric
+from monitor.judge_metrics import JUDGE_METRICS, LABELS, METRICS, SCORED
 
 log = logging.getLogger("monitor")
 
@@ -259,7 +259,7 @@ async def _replay(settings: Settings, path: Path) -> int:
 
 def _summary(sidecar: Any) -> str:
     """Judged figures of this run, sampling-weighted as docs/configuration.md's PromQL computes them."""
-    from monitor.contract import FAMILY, QUALITY
+    from monitor.contract import FAMILY
 
     totals: dict[tuple[str, ...], float] = {}
     for family in sidecar.metrics.registry.collect():
@@ -277,8 +277,7 @@ def _summary(sidecar: Any) -> str:
              f"judged {total(FAMILY['assistant_turns_judged'].total):.0f}"]
     turns: Callable[[str], float] = (  # noqa: E731
         lambda m: total(FAMILY["assistant_weighted_turns"].total, m) or float("nan"))
-    metric: str
-    for metric in (QUALITY[name].verdict or "" for name in ("context_relevance", "groundedness")):
+    for metric in (m.name for m in JUDGE_METRICS if m.scored and m.recorded):
         mean = total(FAMILY["assistant_weighted_score"].total, metric) / turns(metric)
         lines.append(f"  {metric:18} mean {mean:.3f}")
     verdicts = FAMILY["assistant_weighted_verdicts"].total
@@ -312,9 +311,9 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
 
     from monitor import verdicts_view
 
-    if getattr(args, "below", None) is not None and args.metric not in verdicts_view.SCORED:
+    if getattr(args, "below", None) is not None and args.metric not in SCORED:
         print("assistant-monitor: --below needs --metric with a scored metric: "
-              f"{', '.join(verdicts_view.SCORED)}", file=sys.stderr)
+              f"{', '.join(SCORED)}", file=sys.stderr)
         return 2
     store = _store(args)
     # Piped output: no wrapping, so every line is whole for grep and the like.
@@ -493,7 +492,7 @@ def _verdicts_parser(sub: Any) -> None:
     listing = actions.add_parser("list", parents=[common],
                                  help="the newest stored turns, a column per judged metric")
     listing.add_argument("--route", help="only this route (or SERVICE/ROUTE)")
-    listing.add_argument("--metric", choices=get_args(Metric),
+    listing.add_argument("--metric", choices=METRICS,
                          help="only turns with a verdict on this metric, and only its column")
     listing.add_argument("--below", type=float, metavar="SCORE",
                          help="with a scored --metric: only turns scoring below SCORE")

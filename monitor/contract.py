@@ -1,5 +1,7 @@
 """The metric contract: each verdict metric family and each quality the sidecar publishes,
-declared once, as data.
+declared once, as data. A judge metric's own family and its quality derive from its declaration
+(monitor/judge_metrics.py); the families of what verdicts rest on (claims, tool calls) and of
+the judge results are declared here.
 
 `FAMILIES` is every metric family the emit stage publishes on /metrics: its name, type, labels
 and help, and what feeds it (a small reader of the judge result, or of one verdict and its
@@ -25,9 +27,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from monitor.judge_metrics import JUDGE_METRICS, JudgeMetric, Metric
 from monitor.judges.telemetry import LATENCY_BUCKETS
 from monitor.model import AssistantTurn
-from monitor.verdict import JudgeResult, Metric, Verdict
+from monitor.verdict import JudgeResult, Verdict
 
 # -- the verdict metric families --------------------------------------------------------------
 
@@ -153,6 +156,17 @@ def _sq_weighted_score_squared(v: Verdict, weight: float) -> list[Sample]:
 
 
 _V = VERDICT_LABELS
+
+
+def _verdict_family(metric: JudgeMetric) -> Family:
+    """A judge metric's own family: its labels counted, or a histogram of its scores."""
+    if metric.labels:
+        return Family(metric.family or "", "counter", metric.family_help, (*_V, "verdict"),
+                      per_verdict=_label, verdict=metric.name, exemplar=True)
+    return Family(metric.family or "", "histogram", metric.family_help, _V, per_verdict=_score,
+                  verdict=metric.name, exemplar=True, buckets=SCORE_BUCKETS)
+
+
 FAMILIES = (
     Family("assistant_turns_judged", "counter", "Turns with a verdict.", _V,
            per_result=_once, exemplar=True),
@@ -163,17 +177,8 @@ FAMILIES = (
     Family("assistant_judge_agreement", "histogram", "Share of a panel's judges (or of a "
            "judge's samples) that agree with the verdict, per turn.", ("judge", "metric"),
            per_verdict=_agreement, buckets=SCORE_BUCKETS),
-    Family("assistant_context_relevance", "histogram", "Share of a turn's retrieved documents "
-           "judged relevant.", _V, per_verdict=_score, verdict="context_relevance",
-           exemplar=True, buckets=SCORE_BUCKETS),
-    Family("assistant_answer_relevance", "counter", "Answer relevance verdicts (relevant, "
-           "irrelevant).", (*_V, "verdict"), per_verdict=_label, verdict="answer_relevance",
-           exemplar=True),
-    Family("assistant_answer_completeness", "counter", "Completeness verdicts (complete, "
-           "incomplete, no_answer); the no-answer rate is no_answer / all.", (*_V, "verdict"),
-           per_verdict=_label, verdict="completeness", exemplar=True),
-    Family("assistant_groundedness", "histogram", "Grounded share of a turn's checkable claims.",
-           _V, per_verdict=_score, verdict="groundedness", exemplar=True, buckets=SCORE_BUCKETS),
+    *(_verdict_family(m) for m in JUDGE_METRICS if m.family is not None),
+    # What a metric's verdicts rest on, counted: read from their typed details.
     Family("assistant_claims", "counter", "Answer claims by verdict (inferable, generic, "
            "ungrounded).", (*_V, "verdict"), per_verdict=_claims, verdict="groundedness"),
     Family("assistant_tool_calls_needed", "counter", "Tool calls judged needed (yes) or not "
@@ -199,9 +204,6 @@ FAMILIES = (
            "counts (kind: expected, actual, matched, matched_required); argument precision = "
            "matched / actual, argument recall = matched_required / expected.", (*_V, "kind"),
            per_verdict=_reference_arguments, verdict="tool_calls"),
-    Family("assistant_tool_calls_reliability", "histogram", "Per turn: mean of name recall and "
-           "argument recall against the expected calls.", _V, per_verdict=_score,
-           verdict="tool_calls", exemplar=True, buckets=SCORE_BUCKETS),
     Family("assistant_weighted_turns", "counter", "Sum of 1/p over judged turns with a verdict "
            "on `metric`.", (*_V, "metric"), per_verdict=_weighted_turns),
     Family("assistant_weighted_verdicts", "counter", "Sum of 1/p over judged turns, by `metric` "
@@ -245,17 +247,11 @@ class Quality:
 
 
 QUALITIES = (
-    Quality("no_answer_rate", "completeness", "no_answer", higher_is_worse=True, recorded=True),
-    Quality("answer_irrelevance_rate", "answer_relevance", "irrelevant", higher_is_worse=True,
-            recorded=True),
+    *(Quality(m.quality, m.name, m.quality_label, m.higher_is_worse, m.reference, m.recorded)
+      for m in JUDGE_METRICS),
     # A turn with a failed call. (Prometheus records the failed share of all calls instead,
     # assistant:tool_call_failure_rate, from the unsampled assistant_tool_calls_total.)
     Quality("tool_failure_rate", None, None, higher_is_worse=True),
-    Quality("groundedness", "groundedness", None, higher_is_worse=False, recorded=True),
-    Quality("context_relevance", "context_relevance", None, higher_is_worse=False,
-            recorded=True),
-    Quality("tool_use", "tool_use", None, higher_is_worse=False),
-    Quality("tool_call_reliability", "tool_calls", None, higher_is_worse=False, reference=True),
 )
 QUALITY = {q.name: q for q in QUALITIES}
 

@@ -51,8 +51,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from monitor.judge_metrics import LABELS
 from monitor.model import AssistantTurn, KeptTurn, Sampled, turn_json
-from monitor.verdict import LABELS, JudgeResult
+from monitor.verdict import JudgeResult
 
 if TYPE_CHECKING:
     from monitor.config import StoreSettings

@@ -19,18 +19,12 @@ reads it back (rows written before the typed verdicts have the same shape).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-Metric = Literal["context_relevance", "answer_relevance", "completeness", "groundedness",
-                 "tool_use", "tool_calls"]
-
-LABELS: dict[str, tuple[str, ...]] = {
-    "answer_relevance": ("relevant", "irrelevant"),
-    "completeness": ("complete", "incomplete", "no_answer"),
-}
-CLAIM_LABELS = ("inferable", "generic", "ungrounded")
+# The metrics and their labels are declared in monitor/judge_metrics.py.
+from monitor.judge_metrics import LABELS, ClaimSupport, Metric, Relevance, YesNo
 
 
 class _Detail(BaseModel):
@@ -46,7 +40,7 @@ class DocumentLabel(_Detail):
 
     index: int | None = None  # 1-based
     id: str | None = None
-    label: Literal["relevant", "irrelevant"]
+    label: Relevance
     reasoning: str | None = None
     similarity: float | None = None  # question-document cosine
     decided_by: str | None = None  # a cascade's: "local", or the LLM judge's name
@@ -56,7 +50,7 @@ class ClaimLabel(_Detail):
     """One claim of the answer; a local verdict says which passage decided it."""
 
     claim: str
-    label: Literal["inferable", "generic", "ungrounded"]
+    label: ClaimSupport
     reasoning: str | None = None  # LLM judges
     support: float | None = None  # the claim-support classifier's probability
     lexical: float | None = None
@@ -72,8 +66,8 @@ class CallLabel(_Detail):
     """One tool call, judged without a reference."""
 
     name: str
-    needed: Literal["yes", "no"]
-    arguments_supported: Literal["yes", "no"]
+    needed: YesNo
+    arguments_supported: YesNo
     reasoning: str | None = None
 
 

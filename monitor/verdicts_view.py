@@ -13,22 +13,18 @@ import json
 import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, get_args
+from typing import Any
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from monitor.judge_metrics import BAD_LABELS, JUDGE_METRICS, METRICS
 from monitor.store import Store
-from monitor.verdict import DocumentLabel, Metric, Verdict
+from monitor.verdict import DocumentLabel, Verdict
 
-METRICS: tuple[str, ...] = get_args(Metric)
-SCORED = ("context_relevance", "groundedness", "tool_use", "tool_calls")
-BAD_LABELS = {"irrelevant", "incomplete", "no_answer", "ungrounded", "no"}
 # Column headers on a narrow terminal, explained in a legend under the table.
-SHORT_NAMES = {"context_relevance": "ctx_rel", "answer_relevance": "ans_rel",
-               "completeness": "complete", "groundedness": "grounded", "tool_use": "tool_use",
-               "tool_calls": "tool_ref"}
+SHORT_NAMES = {m.name: m.short_name for m in JUDGE_METRICS}
 SHORT_ID = 12  # hex digits of a trace id on a narrow terminal: `verdicts show` takes a prefix
 
 

@@ -4,18 +4,7 @@
         name = "my-judge"
         async def judge(self, turn: AssistantTurn) -> JudgeResult: ...
 
-Verdict metrics and their labels (published as docs/operating.md's metric table lists them;
-monitor/contract.py says which feed the published qualities):
-
-    context_relevance   score = share of the turn's documents judged relevant (0..1)
-    answer_relevance    label relevant | irrelevant
-    completeness        label complete | incomplete | no_answer
-    groundedness        score = inferable / (inferable + ungrounded) claims; generic claims
-                        (greetings, hedges, "let me know if...") count neither way
-    tool_use            score = share of tool calls judged needed and with supported arguments
-                        (reference-free; per-call labels in `calls`)
-    tool_calls          score = reliability against the expected calls (reference-based; the
-                        five metrics and the counts in `reference`)
+The verdict metrics, their labels and how each is scored: monitor/judge_metrics.py declares them.
 A judge leaves out a metric that does not apply (no documents, no answer). What a verdict rests
 on is typed (monitor/verdict.py): per-document and per-claim labels, per-call labels, reference
 counts, agreement.

@@ -3,10 +3,11 @@
     judge = LLMJudge(endpoint_settings, settings.judging.llm, metrics)
     result = await judge.judge(turn)      # JudgeError / JudgeUnavailable on failure
 
-Per turn, at most three calls, run concurrently, each carrying the turn's content once:
+Per turn, calls run concurrently, each carrying the turn's content once:
 `context_relevance` (all documents not yet judged for this question, in one call), `answer`
-(answer relevance, completeness and the labelled claims for groundedness, in one call) and,
-when the turn called tools, `tool_use`. Verdicts are cached by content hash, so a question and
+(answer relevance, completeness and the labelled claims for groundedness, in one call),
+when the turn called tools, `tool_use`, and one call for each metric declared with a prompt of
+its own (monitor/judge_metrics.py). Verdicts are cached by content hash, so a question and
 document pair, or a whole repeated answer, is not judged twice. Personal data and secrets in the
 turn are replaced by placeholders before anything is put in a prompt (monitor/judges/redact.py).
 The `openai` client retries 429 / 5xx / timeouts itself, honouring Retry-After; a circuit breaker
@@ -95,6 +96,8 @@ class Usage:
 
 log = logging.getLogger(__name__)
 
+# The declared metrics with a prompt of their own, asked whenever the turn has a question.
+ASKED_ALONE = tuple(prompt for prompt in PROMPTS.values() if prompt.metric is not None)
 REFUSED_CONTENT = frozenset({400, 413, 422})  # the request's content is refused: about the turn
 _GARBLED_MEMORY = 10_000  # turns remembered as having had invalid replies
 
@@ -359,6 +362,9 @@ class LLMJudge:
         if question and turn.tool_calls and turn.expected_tool_calls is None:
             # With expected calls the reference-based judge applies instead.
             tasks.append(self._tool_use(question, turn, usage))
+        if question:
+            tasks += [self._alone(prompt, question, docs, turn.answer or "", usage)
+                      for prompt in ASKED_ALONE]
         valid_before = self.endpoint.valid.copy()
         try:
             verdicts = [v for group in await gather_all(*tasks) for v in group]
@@ -517,6 +523,27 @@ class LLMJudge:
                     "decided_by": self.name})
             verdicts.append(groundedness(labelled))
         return verdicts
+
+    async def _alone(self, prompt: Prompt, question: str, docs: list[str], answer: str,
+                     usage: Usage) -> list[Verdict]:
+        """A metric asked by a prompt of its own: the samples' majority label (and the share
+        that agreed), or their mean score."""
+        metric = prompt.metric
+        assert metric is not None
+        key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, docs, answer)
+        outputs = self.cache.get(key)
+        if outputs is None:
+            outputs = await self._sampled(prompt, usage, question=question,
+                                          documents=_numbered(docs), answer=answer or "(empty)")
+            self.cache.put(key, outputs)
+        why = outputs[0].reasoning
+        if metric.labels:
+            label, share = majority([o.label for o in outputs])
+            return [Verdict(metric.name, label=label, rationale=why,
+                            agreement=Agreement(share=share))]
+        scores = tuple(o.score for o in outputs)
+        return [Verdict(metric.name, score=sum(scores) / len(scores), rationale=why,
+                        signals=Signals(sample_scores=scores))]
 
     async def _tool_use(self, question: str, turn: AssistantTurn, usage: Usage) -> list[Verdict]:
         prompt = PROMPTS["tool_use"]

@@ -5,8 +5,10 @@
     verdict = parse(prompt.output, text)       # ParseError naming what is wrong
 
 Each prompt lives in prompts/<name>.yaml (system text with few-shot examples, user template,
-version). Trace content is placed inside <data-NONCE> tags with a fresh random nonce per call:
-text inside the data cannot close the block it sits in, and the instructions say it is data.
+version). A judge metric declared with a prompt no other metric shares (monitor/judge_metrics.py)
+gets its output model from the declaration (`one_verdict_output`). Trace content is placed
+inside <data-NONCE> tags with a fresh random nonce per call: text inside the data cannot close
+the block it sits in, and the instructions say it is data.
 """
 
 from __future__ import annotations
@@ -17,10 +19,19 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from monitor.judge_metrics import (
+    JUDGE_METRICS,
+    ClaimSupport,
+    Completeness,
+    JudgeMetric,
+    Relevance,
+    YesNo,
+)
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 
@@ -32,7 +43,7 @@ class _Output(BaseModel):
 class DocumentLabel(_Output):
     index: int
     reasoning: str
-    label: Literal["relevant", "irrelevant"]
+    label: Relevance
 
 
 class ContextRelevanceOutput(_Output):
@@ -41,18 +52,18 @@ class ContextRelevanceOutput(_Output):
 
 class AnswerRelevanceLabel(_Output):
     reasoning: str
-    label: Literal["relevant", "irrelevant"]
+    label: Relevance
 
 
 class CompletenessLabel(_Output):
     reasoning: str
-    label: Literal["complete", "incomplete", "no_answer"]
+    label: Completeness
 
 
 class ClaimLabel(_Output):
     claim: str
     reasoning: str
-    label: Literal["inferable", "generic", "ungrounded"]
+    label: ClaimSupport
 
 
 class AnswerOutput(_Output):
@@ -64,7 +75,7 @@ class AnswerOutput(_Output):
 class GivenClaimLabel(_Output):
     index: int
     reasoning: str
-    label: Literal["inferable", "generic", "ungrounded"]
+    label: ClaimSupport
 
 
 class AnswerClaimsOutput(_Output):
@@ -79,12 +90,21 @@ class AnswerClaimsOutput(_Output):
 class ToolCallLabel(_Output):
     index: int
     reasoning: str
-    needed: Literal["yes", "no"]
-    arguments_supported: Literal["yes", "no"]
+    needed: YesNo
+    arguments_supported: YesNo
 
 
 class ToolUseOutput(_Output):
     calls: list[ToolCallLabel]
+
+
+def one_verdict_output(metric: JudgeMetric) -> type[_Output]:
+    """The output of a prompt that asks for one metric alone: its reasoning, then its label (one
+    of the declared ones) or its score (0..1)."""
+    value: Any = (Literal[metric.labels], ...) if metric.labels \
+        else (Annotated[float, Field(ge=0.0, le=1.0)], ...)
+    return create_model(f"{metric.name.title().replace('_', '')}Output", __base__=_Output,
+                        reasoning=(str, ...), **{"label" if metric.labels else "score": value})
 
 
 class ParseError(ValueError):
@@ -99,6 +119,7 @@ class Prompt:
     system: Template
     user: Template
     output: type[_Output]
+    metric: JudgeMetric | None = None  # the one metric it asks for (one_verdict_output)
 
     @property
     def tag(self) -> str:
@@ -131,17 +152,24 @@ class Prompt:
         return None
 
 
-def _load(name: str, output: type[_Output]) -> Prompt:
+def _load(name: str, output: type[_Output], metric: JudgeMetric | None = None) -> Prompt:
     data = yaml.safe_load((PROMPT_DIR / f"{name}.yaml").read_text())
     return Prompt(data["name"], str(data["version"]), Template(data["system"]),
-                  Template(data["user"]), output)
+                  Template(data["user"]), output, metric)
 
 
+# The prompts whose outputs monitor/judges/llm.py reads itself: several metrics in one call, or a
+# label per document, claim or tool call.
+_BESPOKE: dict[str, type[_Output]] = {
+    "context_relevance": ContextRelevanceOutput,
+    "answer": AnswerOutput,
+    "answer_claims": AnswerClaimsOutput,  # the cascade's `answer`
+    "tool_use": ToolUseOutput,
+}
 PROMPTS: dict[str, Prompt] = {
-    "context_relevance": _load("context_relevance", ContextRelevanceOutput),
-    "answer": _load("answer", AnswerOutput),
-    "answer_claims": _load("answer_claims", AnswerClaimsOutput),
-    "tool_use": _load("tool_use", ToolUseOutput),
+    **{name: _load(name, output) for name, output in _BESPOKE.items()},
+    **{m.prompt: _load(m.prompt, one_verdict_output(m), m) for m in JUDGE_METRICS
+       if m.prompt is not None and m.prompt not in _BESPOKE},
 }
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)

@@ -28,6 +28,7 @@ from yarl import URL
 
 from monitor.errors import Unauthenticated
 from monitor.ingest import check_bearer
+from monitor.judge_metrics import LABELS, METRICS
 from monitor.store import Store, ThreadedStore
 from monitor.ui.security import (
     HEADERS,
@@ -38,8 +39,7 @@ from monitor.ui.security import (
     foreign_host,
 )
 from monitor.ui.view import shown_metrics, turn_page, turn_row
-from monitor.verdict import LABELS
-from monitor.verdicts_view import METRICS, SHORT_NAMES, iso
+from monitor.verdicts_view import SHORT_NAMES, iso
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from monitor.verdict import LABELS, DocumentLabel, Verdict
-from monitor.verdicts_view import BAD_LABELS, METRICS, iso
+from monitor.judge_metrics import BAD_LABELS, LABELS, METRICS
+from monitor.verdict import DocumentLabel, Verdict
+from monitor.verdicts_view import iso
 
 SCORE_THRESHOLD = 0.5  # a score below it is shown as bad (as `verdicts list` colours it)
 CLAIM_RANK = {"ungrounded": 0, "generic": 1, "inferable": 2}  # the worst first
