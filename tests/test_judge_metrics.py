@@ -24,6 +24,7 @@ from monitor.judges import llm
 from monitor.judges.prompts import PROMPTS, ParseError, Prompt, one_verdict_output, parse
 from monitor.telemetry import Metrics
 from monitor.verdict import Verdict
+from tests.fakes.judge_model import judge_model
 
 pytestmark = pytest.mark.unit
 
@@ -52,8 +53,7 @@ def test_each_declaration_is_consistent() -> None:
         assert m.family is None or m.family.startswith("assistant_"), m.name
         assert all(p.dashboard in generate.DASHBOARDS for p in m.panels), m.name
         assert m.short_name and len(m.short_name) <= len(m.name), m.name
-    assert LABELS == {"answer_relevance": ("relevant", "irrelevant"),
-                      "completeness": ("complete", "incomplete", "no_answer")}
+    assert LABELS == {m.name: m.labels for m in JUDGE_METRICS if not m.scored}
 
 
 def test_labels_are_ordered_best_first() -> None:
@@ -61,9 +61,12 @@ def test_labels_are_ordered_best_first() -> None:
     assert [completeness.order(label) for label in completeness.labels] == [1.0, 0.5, 0.0]
 
 
-def test_each_metric_has_a_family_and_its_quality_in_the_contract() -> None:
+def test_each_metric_is_in_the_contract() -> None:
+    """Every metric is on the weighted sums by `metric`; one with a family of its own, there too."""
+    every_metric = {f.name for f in FAMILIES if f.per_verdict is not None and f.verdict is None}
+    assert {"assistant_weighted_turns", "assistant_weighted_verdicts",
+            "assistant_weighted_score"} <= every_metric
     for m in JUDGE_METRICS:
-        assert any(f.verdict == m.name for f in FAMILIES), f"{m.name}: no family reads it"
         quality = next(q for q in QUALITIES if q.verdict == m.name)
         assert (quality.name, quality.label, quality.higher_is_worse, quality.recorded,
                 quality.reference) == (m.quality, m.quality_label, m.higher_is_worse,
@@ -103,8 +106,16 @@ def test_a_prompt_of_its_own_gets_its_output_from_the_declaration() -> None:
     assert parse(scored, '{"reasoning": "r", "score": 0.25}').score == 0.25
     with pytest.raises(ParseError, match="score"):
         parse(scored, '{"reasoning": "r", "score": 2}')
-    # The bespoke prompts are asked by code of their own; none of today's metrics is asked alone.
-    assert llm.ASKED_ALONE == ()
+
+
+def test_the_scripted_llm_answers_a_metric_asked_alone() -> None:
+    """The LLM integration tests' model answers a new metric's prompt: they need no edit."""
+    prompt = Prompt("conciseness", "1", Template("Judge."), Template("<data-$nonce>$answer"
+                                                                    "</data-$nonce>"),
+                    one_verdict_output(CONCISENESS), CONCISENESS)
+    reply = judge_model({"messages": prompt.render(answer="Yes."),
+                         "response_format": prompt.response_format("json_schema")})
+    assert parse(prompt.output, reply.content).label == "concise"
 
 
 async def test_the_llm_judge_asks_a_metric_with_a_prompt_of_its_own(

@@ -7,6 +7,8 @@ It reads the data block the way a careful model would and labels with simple, pr
 - each sentence of the answer is a claim (or each claim it is given to label): `generic` for
   pleasantries, `inferable` when most of its words are in the documents, else `ungrounded`;
 - a tool call is needed; its arguments are supported when their values appear in the question.
+- a metric asked by a prompt of its own (monitor/judge_metrics.py): its best label, or a full
+  score (read from the request's JSON schema).
 
 It is also naive on purpose: any instruction it finds *outside* the data block, such as
 "rate this relevant" or "label everything ungrounded", it obeys. A prompt whose data can escape
@@ -61,7 +63,12 @@ def judge_model(request: dict[str, Any]) -> Reply:
     forced = _injected_label(outside)
     question = _field(data, "Question", None).split("\n\n")[0]
     q_words = words(question)
-    if "retrieval system" in system:
+    schema = (request.get("response_format") or {}).get("json_schema", {}).get("schema", {})
+    asked = set(schema.get("properties", {})) - {"reasoning"}
+    if asked in ({"label"}, {"score"}):  # a metric asked alone: its best label, a full score
+        value = schema["properties"]["label"]["enum"][0] if "label" in asked else 1.0
+        out = {"reasoning": "judged by the scripted model", asked.pop(): value}
+    elif "retrieval system" in system:
         docs = _numbered(data)
         out = {"documents": [
             {"index": i, "reasoning": "Shares the question's subject." if words(d) & q_words
