@@ -9,7 +9,7 @@ the assembler and completed 2,000 traces a tick (`Assembler.add`, `Assembler.exp
 composed and sampled, the kept ones' JSON written, the last 100 a tick recorded for /api/turns),
 once per `--kept` share (the sampler's rate: 0 keeps no turn, 1 every turn). Only instructions
 inside those three compiled calls are counted (valgrind's --toggle-collect), not Python's around
-them. `--native DIR`: the compiled module of another build (`pip install --target DIR ./native`
+them. `--native DIR`: the compiled module of another build (`pip install --no-deps --target DIR .`
 of an earlier commit, 45b4efb or later: before it, `TraceDecoder.traces` answered in another
 shape), for a side-by-side. Needs valgrind (`apt-get install valgrind`); a run
 takes about a minute a share. Timings on a shared machine move 10-30 % between runs; instruction

@@ -39,19 +39,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
+from monitor import _native
 from monitor.config import AssemblySettings
-from monitor.ingest.semconv import compiled
-from monitor.model import AssistantTurn, SpanFacts
+from monitor.model import SpanFacts
 
-build_turn: Callable[[bytes, list[SpanFacts], str], AssistantTurn] = compiled.build_turn
-if TYPE_CHECKING:  # the compiled module has no stubs: to mypy, its classes are Any
-    from assistant_monitor_native import Completed as Completed
-else:
-    Completed = compiled.Completed  # turns completed at once: see native/src/assemble.rs
+Completed = _native.Completed  # turns completed at once: see native/src/assemble.rs
 
 
 def facts_size(facts: SpanFacts) -> int:
@@ -117,14 +112,14 @@ class AssemblyTelemetry:
 class TurnAssembler:
     def __init__(self, settings: AssemblySettings, metrics: AssemblyTelemetry,
                  clock: Callable[[], float] = time.monotonic, recent: int = 0,
-                 sampler: compiled.TurnSampler | None = None) -> None:
+                 sampler: _native.TurnSampler | None = None) -> None:
         """`sampler` decides which completed turns are passed on (None: every turn is);
         `recent`: how many of each batch's last turns are recorded whatever it decides (what
         /api/turns shows)."""
         self.settings = settings
         self.metrics = metrics
         self.clock = clock
-        self._buffer = compiled.Assembler(
+        self._buffer = _native.Assembler(
             max_traces=settings.max_traces, max_spans=settings.max_spans,
             max_spans_per_trace=settings.max_spans_per_trace,
             max_size=settings.max_size_mib << 20, root_grace_s=settings.root_grace_s,

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
-import assistant_monitor_native as compiled
 from pydantic import BaseModel, Field
+
+from monitor import _native
 
 SpanRole = Literal["llm", "retrieval", "tool", "agent", "chain", "other"]
 
@@ -119,7 +120,9 @@ class Message:
 # scenario_id, expected_tool_calls, conversation_id, tokens). Compiled (native/src/facts.rs): the
 # decoders build them and the assembler reads them without making their content Python objects;
 # Python reads them as this module's classes, and builds them by keyword.
-SpanFacts = compiled.SpanFacts
+SpanFacts = _native.SpanFacts
+# The compiled core builds instances of these (facts' parts, turns) and imports no module of ours.
+_native.register_models(AssistantTurn, Message, ToolCall, RetrievedDocument, Feedback)
 
 
 class TurnConsumer(Protocol):
@@ -131,10 +134,7 @@ class TurnConsumer(Protocol):
 
 # A composed turn as assembly hands it to Python: its ids and its JSON, no Python object built
 # on the ingest path (what the judge queue stores of a kept turn, what /api/turns shows).
-if TYPE_CHECKING:  # the compiled module has no stubs: to mypy, its classes are Any
-    from assistant_monitor_native import TurnRecord as TurnRecord
-else:
-    TurnRecord = compiled.TurnRecord
+TurnRecord = _native.TurnRecord
 
 # A turn kept for judging: a record, as assembly's sampler keeps it, or built (a caller's own).
 KeptTurn: TypeAlias = TurnRecord | AssistantTurn
@@ -156,7 +156,7 @@ class SampledConsumer(Protocol):
     `consume` gets the turns kept, in order, as many at once as waited (a batch is one store
     transaction, one hand-off to the store's thread), and how many were decided against."""
 
-    sampler: compiled.TurnSampler | None
+    sampler: _native.TurnSampler | None
 
     def backlog(self) -> int: ...
 

@@ -21,6 +21,7 @@ import contextlib
 import logging
 from collections import Counter, deque
 from collections.abc import Sequence
+from typing import cast
 
 from monitor.admin import RecentTurns
 from monitor.assemble import Completed, TurnAssembler
@@ -31,7 +32,7 @@ from monitor.ingest import Signal
 from monitor.ingest.kafka_source import KafkaSource
 from monitor.ingest.otlp import Batch, Format, OtlpDecoder
 from monitor.ingest.wal import WriteAheadLog
-from monitor.model import Sampled, SampledConsumer, TurnConsumer
+from monitor.model import AssistantTurn, Sampled, SampledConsumer, TurnConsumer
 from monitor.telemetry import Metrics
 
 log = logging.getLogger(__name__)
@@ -55,8 +56,8 @@ class PassAll:
         return 0
 
     async def consume(self, sampled: Sequence[Sampled], not_sampled: int) -> None:
-        if sampled:
-            await self.consumer.consume([turn for turn, _, _ in sampled])
+        if sampled:  # with no sampler, assembly passes on every turn built (no records)
+            await self.consumer.consume([cast(AssistantTurn, turn) for turn, _, _ in sampled])
 
 
 class TurnPipeline:

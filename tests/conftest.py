@@ -50,6 +50,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             f"(docs/testing.md):\n  {listed}")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    from monitor import _native
+
+    if not hasattr(_native, "testing"):
+        raise pytest.UsageError(
+            "monitor._native was built without its test hooks: install with "
+            "MATURIN_PEP517_ARGS='--features testing' pip install -e . (as .ci/run does)")
+
+
 class RunningSidecar:
     """A started `Sidecar` plus helpers to read what it assembled and counted."""
 

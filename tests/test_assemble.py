@@ -13,7 +13,8 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from prometheus_client import CollectorRegistry
 
-from monitor.assemble import Completed, TurnAssembler, build_turn, facts_size
+from monitor import _native
+from monitor.assemble import Completed, TurnAssembler, facts_size
 from monitor.config import AssemblySettings
 from monitor.ingest.otlp import OtlpDecoder
 from monitor.model import AssistantTurn, Feedback, Message, RetrievedDocument, SpanFacts, ToolCall
@@ -208,7 +209,7 @@ def test_span_facts_built_by_keyword_name_what_they_refuse() -> None:
     with pytest.raises(ValueError, match="feedback score 5 is outside -1..1"):
         span(1, 1, feedback=Feedback.model_construct(score=5.0))
     with pytest.raises(ValueError, match="unknown completion 'done': expected one of root_ended"):
-        build_turn(b"\x01" * 16, [span(1, 1)], "done")
+        _native.testing.build_turn(b"\x01" * 16, [span(1, 1)], "done")
 
 
 # ----------------------------------------------------------------------------- byte budget

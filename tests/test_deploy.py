@@ -263,6 +263,8 @@ def image(buildah: list[str], tmp_path_factory: pytest.TempPathFactory) -> dict[
                     str(work)], check=True, capture_output=True, timeout=600)
     subprocess.run([str(ROOT / "deploy/docker/wheels.sh")], check=True, capture_output=True,
                    timeout=1800, env={**os.environ, "PYTHON": sys.executable})
+    # One wheel of the compiled core for every CPython >= 3.11.
+    assert list((ROOT / "dist/wheels").glob("assistant_monitor-0.1.0-cp311-abi3-*.whl"))
     done = subprocess.run([*buildah, "bud", "--isolation", "chroot", "--format", "docker",
                            "--build-arg", "BASE=localhost/debian-python", "-f",
                            "deploy/docker/Dockerfile", "-t", "localhost/assistant-monitor", "."],
@@ -297,6 +299,12 @@ def test_image_serves_as_non_root_and_judges_a_turn(buildah: list[str], image: d
                     if Path(os.readlink(f"/proc/{pid}/exe")).name.startswith("python"))
 
     try:
+        # The shipped build: the compiled core without its test hooks.
+        shipped = subprocess.run(
+            [*buildah, "run", "--isolation", "chroot", container, "--", "python", "-c",
+             "from monitor import _native; print(hasattr(_native, 'testing'))"],
+            capture_output=True, text=True, check=True)
+        assert shipped.stdout.strip() == "False"
         uid = _run_as(command, {**os.environ, **env}, tmp_path, python_in_the_container)
     finally:
         subprocess.run([*buildah, "rm", container], check=True, capture_output=True)

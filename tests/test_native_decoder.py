@@ -12,12 +12,12 @@ import random
 import struct
 from pathlib import Path
 
-import assistant_monitor_native
 import pytest
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.internal.encoder import _VarintBytes
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from monitor import _native
 from monitor.errors import PermanentError
 from monitor.ingest.otlp import DECODER_ENV, Batch, OtlpDecoder
 from tests import hostile
@@ -266,7 +266,7 @@ def test_the_compiled_decoder_knows_every_field_of_the_installed_protos() -> Non
             else:
                 kind = _WIRE.get(f.type, "varint")  # ints, bools, enums
             declared.add((message.full_name, f.number, kind))
-    assert set(assistant_monitor_native.schema()) == declared
+    assert set(_native.testing.schema()) == declared
 
 
 def test_indexed_keys_unflatten_by_ascii_index_in_numeric_order() -> None:
@@ -274,7 +274,7 @@ def test_indexed_keys_unflatten_by_ascii_index_in_numeric_order() -> None:
              "p.3.": 5, "p..a": 6, "p.1234567890.a": 7, "p.123456789.a": 8, "q.0.a": 9,
              "p.\u00b2.a": 11, "p.\u0663.a": 12, "p.-1.a": 13, "p.+1.a": 14, "p. 1.a": 15,
              "p.1.a.b.c": 16, "p.10.z": 17}
-    groups, _ = assistant_monitor_native.read("indexed", attrs, "p.")
+    groups, _ = _native.testing.read("indexed", attrs, "p.")
     assert groups == [{"c": None, "c.d": [1]}, {"a": 1, "b": 2, "a.b.c": 16}, {"z": 17}, {"a": 8}]
 
 
@@ -287,7 +287,7 @@ def test_indexed_keys_in_any_order_group_by_number() -> None:
     attrs |= {"p.3.a": "again", "p.77.c": "late"}  # a repeated key: the last value wins
     many = [f"k{i}" for i in range(40)]  # one group's fields, past 16: found by hash
     attrs |= {f"p.5.{key}": key for key in many} | {"p.5.k7": "7 again", "p.5.z": "last"}
-    groups, _ = assistant_monitor_native.read("indexed", attrs, "p.")
+    groups, _ = _native.testing.read("indexed", attrs, "p.")
     expected = [{"a": f"{n}a", "b": f"{n}b"} for n in range(100)]
     expected[3]["a"], expected[77]["c"] = "again", "late"
     expected[5] |= {key: key for key in many} | {"k7": "7 again", "z": "last"}
@@ -310,3 +310,28 @@ def test_a_bench_size_request_decodes_the_same() -> None:
     for body in rng.sample([corpus_body(p) for p in CORPUS], 5):
         message.MergeFromString(body)
     assert assert_same(message.SerializeToString()) == "batch"
+
+
+def test_stub_declares_the_compiled_modules_names() -> None:
+    """monitor/_native.pyi, which mypy checks the core against, names what the module has: each
+    public name, and each class's methods and attributes."""
+    import ast
+
+    stub = ast.parse((Path(_native.__file__).parent / "_native.pyi").read_text())
+
+    def names(body: list[ast.stmt]) -> dict[str, list[ast.stmt]]:
+        found: dict[str, list[ast.stmt]] = {}
+        for node in body:
+            if isinstance(node, ast.ClassDef | ast.FunctionDef):
+                found[node.name] = node.body
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                found[node.target.id] = []
+        return {name: inner for name, inner in found.items() if not name.startswith("_")}
+
+    declared = names(stub.body)
+    public = {name for name in dir(_native) if not name.startswith("_")} - {"testing"}
+    assert set(declared) == public
+    for name, body in declared.items():
+        if isinstance(getattr(_native, name), type):
+            assert set(names(body)) == {
+                attr for attr in dir(getattr(_native, name)) if not attr.startswith("_")}, name

@@ -12,9 +12,9 @@ import math
 import random
 import re
 
-import assistant_monitor_native as native
 import pytest
 
+from monitor import _native
 from monitor.model import utf8_value
 
 pytestmark = pytest.mark.unit
@@ -81,7 +81,7 @@ def test_the_compiled_reader_reads_what_python_reads(seed: int) -> None:
     for text in _texts(seed, 2500):
         expected = _python(text)
         try:
-            value, mended = native.json_loads(text)
+            value, mended = _native.testing.json_loads(text)
             got: tuple[str, bool] | None = (json.dumps(value, ensure_ascii=False), mended)
         except ValueError:
             got = None
@@ -96,8 +96,8 @@ def test_the_compiled_writer_writes_what_python_dumps() -> None:
         expected = _python(text)
         if expected is None or expected[1]:
             continue
-        if native.json_redump(text) != expected[0]:
-            differ.append((text, expected[0], native.json_redump(text)))
+        if _native.testing.json_redump(text) != expected[0]:
+            differ.append((text, expected[0], _native.testing.json_redump(text)))
     assert not differ, differ[:5]
 
 
@@ -110,7 +110,7 @@ def test_the_compiled_writer_escapes_strings_as_python_dumps() -> None:
     for _ in range(5000):
         text = "".join(rng.choice(alphabet) if rng.random() < 0.2 else "x"
                        for _ in range(rng.randrange(41)))
-        if native.json_redump(json.dumps(text)) != json.dumps(text, ensure_ascii=False):
+        if _native.testing.json_redump(json.dumps(text)) != json.dumps(text, ensure_ascii=False):
             differ.append(text)
     assert not differ, differ[:5]
 
@@ -119,17 +119,17 @@ def test_an_integer_longer_than_python_reads_is_refused_as_json() -> None:
     """json.loads refuses integers of more than 4,300 digits; so must the reader, or the value
     reaches a Python that cannot build it (the differential test cannot tell: converting it to
     Python raises ValueError too)."""
-    value, _ = native.json_loads("-" + "9" * 4300)
+    value, _ = _native.testing.json_loads("-" + "9" * 4300)
     assert value == -int("9" * 4300)
     for text in ("9" * 4301, '{"n": [' + "1" * 5000 + "]}"):
         with pytest.raises(ValueError, match="^not JSON$"):
-            native.json_loads(text)
+            _native.testing.json_loads(text)
 
 
 def test_nesting_beyond_the_limit_is_refused_not_a_crash() -> None:
     with pytest.raises(ValueError):
-        native.json_loads("[" * 100_000 + "]" * 100_000)
-    value, _ = native.json_loads("[" * 900 + "]" * 900)
+        _native.testing.json_loads("[" * 100_000 + "]" * 100_000)
+    value, _ = _native.testing.json_loads("[" * 900 + "]" * 900)
     assert isinstance(value, list)
 
 
@@ -181,5 +181,5 @@ READS = [  # (reader, value, its issue name or prefix, answer, issues)
 @pytest.mark.parametrize("reader,value,name,answer,issues", READS)
 def test_a_reader_coerces_or_drops_a_wrongly_typed_value_and_counts_it(
         reader: str, value: object, name: str, answer: object, issues: dict[str, int]) -> None:
-    got, found = native.read(reader, value, name)
+    got, found = _native.testing.read(reader, value, name)
     assert (got, dict(found)) == (answer, issues)

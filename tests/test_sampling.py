@@ -13,12 +13,12 @@ from opentelemetry.sdk.trace.sampling import Decision as OtelDecision
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 from prometheus_client import CollectorRegistry
 
+from monitor import _native
 from monitor.assemble import Completed, TurnAssembler
 from monitor.config import AssemblySettings, SamplingSettings
 from monitor.emit.metrics import LabelGuard
 from monitor.emit.verdicts import VerdictMetrics
 from monitor.ingest.otlp import OtlpDecoder
-from monitor.ingest.semconv import compiled
 from monitor.model import (
     AssistantTurn,
     Feedback,
@@ -187,7 +187,7 @@ def _awkward_values() -> list[SpanFacts]:
     ]
 
 
-def _stored(turn: AssistantTurn | compiled.TurnRecord) -> tuple[object, ...]:
+def _stored(turn: AssistantTurn | _native.TurnRecord) -> tuple[object, ...]:
     """What the judge queue keeps of a turn: its ids, its document and the turn read back."""
     text = turn_json(turn)
     return (turn.trace_id, turn.service, turn.route, json.loads(text),
@@ -223,7 +223,7 @@ def test_assembly_decides_as_the_sampler_and_builds_only_the_turns_python_needs(
             if decision.keep:
                 expected.append((_stored(turn), decision.reason, decision.probability))
                 backlog += 1
-        assert all(isinstance(turn, compiled.TurnRecord) for turn, _, _ in batch.passed)
+        assert all(isinstance(turn, _native.TurnRecord) for turn, _, _ in batch.passed)
         assert [(_stored(turn), reason, p) for turn, reason, p in batch.passed] == expected
         assert batch.not_sampled == len(turns) - len(expected)
         assert [_stored(turn) for turn in batch.recent] == [_stored(turn) for turn in turns[-3:]]
@@ -243,5 +243,5 @@ def test_assembly_decides_as_the_sampler_and_builds_only_the_turns_python_needs(
 def test_a_sampler_refuses_an_unknown_rule_by_name() -> None:
     with pytest.raises(ValueError, match="unknown always-keep rule 'negative_feedbak': expected "
                        "one of negative_feedback, no_documents, error_status, failed_tool_call"):
-        compiled.TurnSampler(always_keep=["negative_feedbak"], default_rate=1.0, service_rates={},
+        _native.TurnSampler(always_keep=["negative_feedbak"], default_rate=1.0, service_rates={},
                              route_rates={}, low_watermark=0, high_watermark=1, min_factor=0.5)

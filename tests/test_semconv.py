@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from monitor.assemble import build_turn
+from monitor import _native
 from monitor.ingest import semconv
 from monitor.model import SpanFacts
 
@@ -42,7 +42,7 @@ def test_openllmetry_legacy_indexed_prompts_and_completions() -> None:
     assert facts.output_messages[0].content == "4."
     assert (facts.model, facts.input_tokens, facts.output_tokens) == ("gpt-4o-mini", 31, 2)
     assert not issues
-    turn = build_turn(facts.trace_id, [facts], "root_ended")
+    turn = _native.testing.build_turn(facts.trace_id, [facts], "root_ended")
     assert (turn.question, turn.answer) == ("What is 2+2?", "4.")
     assert [(c.name, c.arguments, c.result) for c in turn.tool_calls] == [
         ("calc", {"expr": "2+2"}, "4")]
@@ -84,7 +84,7 @@ def test_genai_parts_with_tool_calls_and_responses() -> None:
              "finish_reason": "stop"}]),
     })
     assert not issues
-    turn = build_turn(facts.trace_id, [facts], "root_ended")
+    turn = _native.testing.build_turn(facts.trace_id, [facts], "root_ended")
     assert turn.question == "Weather in Paris?" and turn.answer == "21 °C and sunny."
     assert [(c.name, c.arguments, c.call_id) for c in turn.tool_calls] == [
         ("weather", {"city": "Paris"}, "t1")]
@@ -97,7 +97,7 @@ def test_genai_span_events_of_older_sdks() -> None:
         ("gen_ai.content.completion", {"gen_ai.completion": json.dumps(
             [{"role": "assistant", "content": "Hello!"}])}),
     ])
-    turn = build_turn(facts.trace_id, [facts], "root_ended")
+    turn = _native.testing.build_turn(facts.trace_id, [facts], "root_ended")
     assert (turn.question, turn.answer) == ("Hi there", "Hello!")
 
 
@@ -158,7 +158,7 @@ def test_tool_requested_but_not_recorded_takes_result_from_the_conversation() ->
         "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
             {"type": "text", "content": "It shipped."}]}]),
     }, span_id=b"\x03" * 8, start_ns=3, end_ns=4)
-    turn = build_turn(first.trace_id, [second, first], "root_ended")
+    turn = _native.testing.build_turn(first.trace_id, [second, first], "root_ended")
     assert turn.answer == "It shipped."
     assert [(c.name, c.arguments, c.result) for c in turn.tool_calls] == [
         ("order_status", {"id": 7}, "shipped")]

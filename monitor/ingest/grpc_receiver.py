@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-import assistant_monitor_native as compiled
 import grpc
 from google.protobuf.duration_pb2 import Duration
 from google.rpc import error_details_pb2, status_pb2
 
+from monitor import _native
 from monitor.config import GrpcReceiverSettings, TLSSettings
 from monitor.errors import (
     MonitorError,
@@ -52,7 +52,7 @@ class GrpcReceiver:
         self.sink = sink
         self.metrics = metrics
         self.token = bearer_token
-        self._server: compiled.GrpcServer | None = None
+        self._server: _native.GrpcServer | None = None
         self.port: int | None = None
 
     async def start(self) -> None:
@@ -60,7 +60,7 @@ class GrpcReceiver:
         if self.tls.enabled:
             assert self.tls.cert_file and self.tls.key_file
             tls = (self.tls.cert_file.read_bytes(), self.tls.key_file.read_bytes())
-        server = compiled.GrpcServer(self.settings.endpoint,
+        server = _native.GrpcServer(self.settings.endpoint,
                                      self.settings.max_recv_msg_size_mib << 20, tls)
         asyncio.get_running_loop().add_reader(server.wake_fd, self._take_calls, server)
         self._server, self.port = server, server.port
@@ -73,11 +73,11 @@ class GrpcReceiver:
             asyncio.get_running_loop().remove_reader(server.wake_fd)
             self._server = None
 
-    def _take_calls(self, server: compiled.GrpcServer) -> None:
+    def _take_calls(self, server: _native.GrpcServer) -> None:
         for call in server.take():
             self._serve(call)
 
-    def _serve(self, call: compiled.GrpcCall) -> None:
+    def _serve(self, call: _native.GrpcCall) -> None:
         """On the loop, without a task of its own (in a profile, creating and stepping one was a
         third of the hand-off's Python time): a request waiting for the write-ahead log's fsync
         is answered from the future's callback."""
@@ -96,7 +96,7 @@ class GrpcReceiver:
             on_disk.add_done_callback(
                 lambda done: self._answer(call, signal, batch, done.exception()))
 
-    def _answer(self, call: compiled.GrpcCall, signal: Signal, batch: Batch,
+    def _answer(self, call: _native.GrpcCall, signal: Signal, batch: Batch,
                 error: BaseException | None) -> None:
         if error is not None:
             self._refuse(call, signal, error)
@@ -105,7 +105,7 @@ class GrpcReceiver:
         self.metrics.receiver_requests.labels("grpc", signal, outcome).inc()
         call.respond(batch.response(signal).SerializeToString())
 
-    def _refuse(self, call: compiled.GrpcCall, signal: Signal, exc: BaseException) -> None:
+    def _refuse(self, call: _native.GrpcCall, signal: Signal, exc: BaseException) -> None:
         if isinstance(exc, PermanentError | RetryableError | Unauthenticated):
             self.metrics.receiver_requests.labels("grpc", signal, _outcome(exc)).inc()
             call.fail(*_status(exc))

@@ -35,6 +35,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from exporters import attributes as A
+from monitor import _native
 from monitor.errors import PermanentError
 from monitor.ingest import semconv
 from monitor.model import SpanFacts
@@ -171,10 +172,11 @@ def _wrong_tenant(batch: Batch, count: int, noun: str, tenant: str | None) -> No
                  f"{count} {noun} refused: {reason} is not this sidecar's tenant")
 
 
-def _mapping_failed(batch: Batch, exc: Exception) -> None:
-    """The mappers validate every value, so this is a bug; counted, and logged by type only
-    (an exception's text, pydantic's `input_value=` above all, may quote trace content)."""
-    log.warning("semantic-convention mapping failed on a span: %s", type(exc).__name__)
+def _mapping_failed(batch: Batch, error: str) -> None:
+    """The mappers validate every value, so this is a bug; counted, and logged by the error's
+    type only (an exception's text, pydantic's `input_value=` above all, may quote trace
+    content)."""
+    log.warning("semantic-convention mapping failed on a span: %s", error)
     batch.reject("mapping_error", 1, "a span could not be mapped (counted as mapping_error)")
 
 
@@ -189,7 +191,7 @@ class OtlpDecoder:
         self.tenant_id = tenant_id
         if native is None:
             native = os.environ.get(DECODER_ENV, "") != "python"
-        self.native = (semconv.compiled.TraceDecoder(
+        self.native = (_native.TraceDecoder(
             max_attribute_length=max_attribute_length, max_value_depth=max_value_depth,
             tenant_id=tenant_id, service_key=A.SERVICE_NAME, tenant_key=A.TENANT_ID)
             if native else None)
@@ -293,7 +295,7 @@ class OtlpDecoder:
                         semconv.extract(facts, self._attrs(span.attributes, issues), events,
                                         issues)
                     except Exception as exc:  # noqa: BLE001  a mapper bug: refuse the span
-                        _mapping_failed(batch, exc)
+                        _mapping_failed(batch, type(exc).__name__)
                         continue
                     batch.facts.append(facts)
         return batch
@@ -301,19 +303,19 @@ class OtlpDecoder:
     def traces_native(self, body: bytes) -> Batch:
         """`traces(parse_traces(body, "proto"))` by the compiled decoder: the same batch."""
         try:
-            received, facts, refused, issues = self.native.traces(bytes(body))
+            decoded = self.native.traces(bytes(body))
         except ValueError:
             raise PermanentError("malformed protobuf ExportTraceServiceRequest") from None
-        batch = Batch(facts=facts, received=received)
-        for reason, count in issues:
+        batch = Batch(facts=decoded.facts, received=decoded.received)
+        for reason, count in decoded.issues:
             batch.issues[reason] += count
-        for item in refused:
-            if len(item) == 2:
-                _bad_id(batch, *item)
-            elif len(item) == 3:
-                _wrong_tenant(batch, item[1], "spans", None if item[2] else "")
-            else:  # (exception,): the rules failed on a span (a bug)
-                _mapping_failed(batch, item[0])
+        for refusal in decoded.refused:
+            if refusal.reason == "tenant_mismatch":
+                _wrong_tenant(batch, refusal.spans, "spans", None if refusal.tenant_missing else "")
+            elif refusal.reason == "mapping_error":  # the compiled rules panicked (a bug)
+                _mapping_failed(batch, "panic")
+            else:
+                _bad_id(batch, refusal.reason, refusal.span_name or "")
         return batch
 
     # -- logs ----------------------------------------------------------------------------------
@@ -355,5 +357,5 @@ class OtlpDecoder:
                 try:
                     semconv.extract_log_events(facts, events, issues)
                 except Exception as exc:  # noqa: BLE001  a bug in the rules: counted
-                    _mapping_failed(batch, exc)
+                    _mapping_failed(batch, type(exc).__name__)
         return batch

@@ -10,8 +10,8 @@ import functools
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from monitor import _native
 from monitor.ingest.otlp import Batch, Signal
-from monitor.ingest.semconv import compiled
 
 
 class IngestTelemetry:
@@ -81,5 +81,5 @@ class IngestTelemetry:
             self.spans_refused.labels(reason).inc(count)
         for reason, count in batch.issues.items():
             self.mapping_issues.labels(reason).inc(count)
-        for name, count in compiled.count_conventions(batch.facts):
+        for name, count in _native.count_conventions(batch.facts):
             self._spans_by_convention(name).inc(count)

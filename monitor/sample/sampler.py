@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from monitor import _native
 from monitor.config import SamplingSettings
-from monitor.ingest.semconv import compiled
 from monitor.model import AssistantTurn
 
 
@@ -20,7 +20,7 @@ class Sampler:
     def __init__(self, settings: SamplingSettings) -> None:
         self.settings = settings
         adaptive = settings.adaptive
-        self.compiled = compiled.TurnSampler(
+        self.compiled = _native.TurnSampler(
             always_keep=list(settings.always_keep), default_rate=settings.default_rate,
             service_rates=settings.service_rates, route_rates=settings.route_rates,
             low_watermark=adaptive.low_watermark, high_watermark=adaptive.high_watermark,

@@ -10,7 +10,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PySet, PyString};
 
-use crate::facts::{calls_py, construct, document_py, feedback_py, opt_str, untrack, SpanFacts};
+use crate::facts::{calls_py, construct, document_py, feedback_py, models, opt_str, untrack, SpanFacts};
 use crate::readers;
 use crate::sample::{Traits, TurnSampler};
 use crate::semconv::{Document, Feedback, Message, ToolCall};
@@ -27,7 +27,7 @@ struct Pending {
 }
 
 /// Turns being assembled and the traces recently completed, bounded.
-#[pyclass(module = "assistant_monitor_native")]
+#[pyclass(module = "monitor._native")]
 pub struct Assembler {
     max_traces: usize,
     max_spans: usize,
@@ -55,7 +55,7 @@ pub struct Assembler {
 /// `AssistantTurn.model_validate_json` reads as the turn `to_py` builds (no Python object is
 /// built for it while ingest waits). What the judge queue stores of a kept turn; what
 /// /api/turns shows of the latest.
-#[pyclass(module = "assistant_monitor_native", frozen, get_all)]
+#[pyclass(module = "monitor._native", frozen, get_all)]
 pub struct TurnRecord {
     trace_id: String,
     service: String,
@@ -74,7 +74,7 @@ impl TurnRecord {
 
 /// Turns completed at once. Python gets objects only for the turns passed on and the batch's
 /// last `recent`; every turn is counted and its trace id listed.
-#[pyclass(module = "assistant_monitor_native", frozen, get_all)]
+#[pyclass(module = "monitor._native", frozen, get_all)]
 pub struct Completed {
     /// (turn, reason, inclusion probability) of each turn passed on, in order: a `TurnRecord`
     /// kept by the sampler (its always-keep rule or "rate"), or, when there is no sampler, every
@@ -405,26 +405,6 @@ impl Assembler {
 
 type Key<'a> = (&'a str, Option<&'a str>); // a turn's service and route
 
-// AssistantTurn.completion's values.
-const COMPLETIONS: [&str; 4] = ["root_ended", "decision_wait", "evicted", "shutdown"];
-
-/// For Python (tests): the turn that these spans of one trace make.
-#[pyfunction(name = "build_turn")]
-pub fn py_build_turn<'py>(
-    py: Python<'py>,
-    trace_id: &[u8],
-    spans: Vec<PyRef<'py, SpanFacts>>,
-    completion: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    if !COMPLETIONS.contains(&completion) {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "unknown completion '{completion}': expected one of {}",
-            COMPLETIONS.join(", ")
-        )));
-    }
-    compose(trace_id, spans.iter().map(|s| &**s).collect(), completion).to_py(py)
-}
-
 // -- composition: the rules of monitor/assemble.py's docstring ---------------------------------
 
 type Span<'a> = &'a SpanFacts;
@@ -734,8 +714,6 @@ fn first_text<'a>(spans: impl Iterator<Item = &'a Option<String>>) -> Option<&'a
     spans.filter_map(|s| s.as_deref()).find(|s| !s.is_empty())
 }
 
-static TURN: pyo3::sync::GILOnceCell<Py<PyAny>> = pyo3::sync::GILOnceCell::new();
-
 /// A turn composed from its spans, still compiled: what sampling and the turn counters read,
 /// and what becomes a monitor.model.AssistantTurn (`to_py`) only where Python needs one.
 pub struct Turn<'a> {
@@ -1018,9 +996,6 @@ impl Turn<'_> {
         set(intern!(py, "conventions"), PyList::new(py, &self.conventions)?.into_any())?;
         set(intern!(py, "completion"), self.completion.into_pyobject(py)?.into_any())?;
         set(intern!(py, "sources"), self.sources.to_py(py)?.into_any())?;
-        let class = TURN.get_or_try_init(py, || {
-            py.import("monitor.model")?.getattr("AssistantTurn").map(Bound::unbind)
-        })?;
-        construct(class.bind(py), values, given)
+        construct(models(py)?.turn.bind(py), values, given)
     }
 }

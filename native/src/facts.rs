@@ -15,7 +15,7 @@ use crate::{from_py, to_py};
 
 const ROLES: [&str; 6] = ["llm", "retrieval", "tool", "agent", "chain", "other"];
 
-#[pyclass(module = "assistant_monitor_native")]
+#[pyclass(module = "monitor._native")]
 #[derive(Debug, Clone)]
 pub struct SpanFacts {
     pub trace_id: Vec<u8>,
@@ -216,8 +216,11 @@ fn call_size(c: &ToolCall) -> usize {
 
 // -- as Python sees them ----------------------------------------------------------------------
 
-/// monitor.model's classes, which Python reads the facts as.
-struct Models {
+/// The pydantic classes Python reads the facts and turns as (monitor.model's), handed in by
+/// `register_models` when that module is imported: the compiled core imports no module of the
+/// project.
+pub struct Models {
+    pub turn: Py<PyAny>,
     message: Py<PyAny>,
     tool_call: Py<PyAny>,
     document: Py<PyAny>,
@@ -226,17 +229,23 @@ struct Models {
 
 static MODELS: pyo3::sync::GILOnceCell<Models> = pyo3::sync::GILOnceCell::new();
 
-fn models(py: Python<'_>) -> PyResult<&'static Models> {
-    MODELS.get_or_try_init(py, || {
-        let module = py.import("monitor.model")?;
-        let class = |name: &str| module.getattr(name).map(Bound::unbind);
-        Ok(Models {
-            message: class("Message")?,
-            tool_call: class("ToolCall")?,
-            document: class("RetrievedDocument")?,
-            feedback: class("Feedback")?,
-        })
+pub fn models(py: Python<'_>) -> PyResult<&'static Models> {
+    MODELS.get(py).ok_or_else(|| {
+        pyo3::exceptions::PyRuntimeError::new_err("no models registered: import monitor.model first")
     })
+}
+
+/// monitor.model's classes, once: the first registration stands.
+#[pyfunction]
+pub fn register_models(
+    py: Python<'_>,
+    turn: Py<PyAny>,
+    message: Py<PyAny>,
+    tool_call: Py<PyAny>,
+    document: Py<PyAny>,
+    feedback: Py<PyAny>,
+) {
+    let _ = MODELS.set(py, Models { turn, message, tool_call, document, feedback });
 }
 
 pub fn opt_str<'py>(py: Python<'py>, s: &Option<String>) -> Bound<'py, PyAny> {

@@ -199,7 +199,7 @@ impl<S: Service> UnaryService<Bytes> for Export<S> {
 
 /// An Export call, for Python to serve: `signal`, `body`, `authorization`, then `respond` or
 /// `fail` once (a call dropped unanswered is answered INTERNAL).
-#[pyclass(module = "assistant_monitor_native", frozen)]
+#[pyclass(module = "monitor._native", frozen)]
 pub struct GrpcCall {
     #[pyo3(get)]
     signal: &'static str,
@@ -245,7 +245,7 @@ impl GrpcCall {
 
 /// The server: bound when made, serving on its own thread until `stop`. Frozen (no borrow
 /// flag): the loop takes calls while another thread waits in `stop`.
-#[pyclass(module = "assistant_monitor_native", frozen)]
+#[pyclass(module = "monitor._native", frozen)]
 pub struct GrpcServer {
     queue: Arc<Queue>,
     wake: std::io::PipeReader,

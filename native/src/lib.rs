@@ -3,12 +3,9 @@
 //! `TraceDecoder.traces(body)` reads an ExportTraceServiceRequest's bytes (wire.rs: no protobuf
 //! objects), checks ids and tenant, walks attribute values (truncation, depth limit, bytes as
 //! base64), maps each span by the convention rules (semconv.rs) and builds its SpanFacts
-//! (facts.rs). It returns `(received, facts, refused, issues)`: the SpanFacts of the spans
-//! mapped, in request order, and what was refused, in request order, each one of
-//!   (reason, span name)                              a span refused for its id
-//!   ("tenant_mismatch", span count, tenant is None)  a resource's spans refused
-//!   (exception,)                                     a span the rules failed on (a bug)
-//! and a malformed body raises ValueError (monitor/ingest/otlp.py words the error).
+//! (facts.rs). It returns a `DecodedTraces`: the SpanFacts of the spans mapped and a `Refusal`
+//! for each span, or resource's spans, refused, both in request order; a malformed body raises
+//! ValueError (monitor/ingest/otlp.py words the error).
 //! `map_span` and `map_log_events` apply the same rules to values Python decoded (the Python
 //! decoder, OTLP/JSON, log records). `Assembler` (assemble.rs) turns spans into turns.
 
@@ -19,6 +16,8 @@ mod json;
 mod readers;
 mod sample;
 mod semconv;
+#[cfg(feature = "testing")]
+mod testing;
 mod value;
 mod wire;
 
@@ -335,7 +334,31 @@ impl Walk {
     }
 }
 
-#[pyclass(frozen, module = "assistant_monitor_native")]
+/// A span, or a resource's spans, that the decoder refused, and why.
+#[pyclass(frozen, get_all, module = "monitor._native")]
+struct Refusal {
+    /// "invalid_trace_id", "invalid_span_id", "tenant_mismatch", or "mapping_error": the rules
+    /// failed on the span (a bug).
+    reason: &'static str,
+    /// How many spans: 1, or a resource's count when its tenant is not this sidecar's.
+    spans: u64,
+    /// The span's name, where its id was invalid.
+    span_name: Option<String>,
+    /// A tenant mismatch where the resource named no tenant at all.
+    tenant_missing: bool,
+}
+
+/// One request's spans: how many were received, the facts of those mapped and what was
+/// refused (each in request order), and the issues found, by reason.
+#[pyclass(frozen, get_all, module = "monitor._native")]
+struct DecodedTraces {
+    received: u64,
+    facts: Py<PyList>,
+    refused: Py<PyList>,
+    issues: Vec<(String, u64)>,
+}
+
+#[pyclass(frozen, module = "monitor._native")]
 struct TraceDecoder {
     max_len: usize,
     max_depth: usize,
@@ -364,7 +387,7 @@ impl TraceDecoder {
         }
     }
 
-    fn traces<'py>(&self, py: Python<'py>, body: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
+    fn traces(&self, py: Python<'_>, body: &[u8]) -> PyResult<DecodedTraces> {
         py.allow_threads(|| wire::check_request(body))?;
         let mut walk = Walk {
             max_len: self.max_len,
@@ -386,7 +409,7 @@ impl TraceDecoder {
                 issues.push((reason.to_string(), count));
             }
         }
-        (received, out.facts, out.refused, issues).into_pyobject(py)
+        Ok(DecodedTraces { received, facts: out.facts.unbind(), refused: out.refused.unbind(), issues })
     }
 }
 
@@ -436,7 +459,13 @@ impl TraceDecoder {
             if tenant != Some(expected.as_str()) {
                 // Its spans' attributes are not read, so not checked yet.
                 wire::check(buf, wire::Msg::ResourceSpans, wire::MAX_DEPTH - 1)?;
-                out.refused.append(("tenant_mismatch", count, tenant.is_none()))?;
+                let refusal = Refusal {
+                    reason: "tenant_mismatch",
+                    spans: count,
+                    span_name: None,
+                    tenant_missing: tenant.is_none(),
+                };
+                out.refused.append(refusal)?;
                 return Ok(count);
             }
         }
@@ -505,7 +534,9 @@ impl TraceDecoder {
             for kv in &key_values {
                 wire::check(kv, wire::Msg::KeyValue, wire::SPAN_ATTRIBUTE_DEPTH)?;
             }
-            return out.refused.append((reason, name));
+            let refusal =
+                Refusal { reason, spans: 1, span_name: Some(name.to_string()), tenant_missing: false };
+            return out.refused.append(refusal);
         }
         let mut events: Vec<semconv::Event> = Vec::new();
         for event in event_bufs {
@@ -526,7 +557,11 @@ impl TraceDecoder {
         let facts = match guarded(|| semconv::extract(&attributes, &events, &mut walk.issues)) {
             Ok(facts) => facts,
             // The span is refused and counted, not the request failed.
-            Err(err) => return out.refused.append((err.value(py),)),
+            Err(_) => {
+                let refusal =
+                    Refusal { reason: "mapping_error", spans: 1, span_name: None, tenant_missing: false };
+                return out.refused.append(refusal);
+            }
         };
         let is_root = parent.is_empty() || flags & PARENT_IS_REMOTE == PARENT_IS_REMOTE;
         let error = if status_code == STATUS_ERROR {
@@ -604,48 +639,6 @@ pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<value::Value<'static>>
     })
 }
 
-/// A reader's answer, and its issues by reason.
-type ReadResult<'py> = (Bound<'py, PyAny>, Vec<(String, u64)>);
-
-/// One of readers.rs's readers on a Python value, for the tests that hold them to
-/// monitor/ingest/semconv/_common.py: (its answer, issues by reason).
-#[pyfunction]
-fn read<'py>(
-    py: Python<'py>,
-    reader: &str,
-    value: &Bound<'py, PyAny>,
-    name: &str,
-) -> PyResult<ReadResult<'py>> {
-    use value::Value as V;
-    let value = from_py(value)?;
-    let arg = if value == V::Null { None } else { Some(&value) };
-    let mut issues = readers::Issues::default();
-    let answer: Option<V> = match reader {
-        "json" => readers::json_value(arg, &mut issues, name),
-        "text" => readers::text(arg).map(|t| V::Str(t.into())),
-        "maybe_json" => readers::maybe_json(arg, &mut issues),
-        "float" => readers::float(arg).map(V::Float),
-        "int" => Some(V::Int(readers::int(arg, &mut issues))),
-        "str" => readers::string(arg, &mut issues, name).map(|t| V::Str(t.into())),
-        "py_str" => Some(V::Str(readers::py_str(&value).into())),
-        "metadata_id" => readers::metadata_id(arg).map(|t| V::Str(t.into())),
-        "tool_message" => readers::tool_message(arg).map(|(content, error)| {
-            V::List(vec![content.unwrap_or(V::Null), error.map_or(V::Null, |e| V::Str(e.into()))])
-        }),
-        "indexed" => match &value {
-            V::Map(items) => Some(V::List(
-                readers::indexed(items, name)
-                    .into_iter()
-                    .map(|group| V::Map(group.into_iter().map(|(k, v)| (k.into(), v.clone())).collect()))
-                    .collect(),
-            )),
-            _ => None,
-        },
-        _ => return Err(PyValueError::new_err(format!("no reader {reader:?}"))),
-    };
-    Ok((to_py(py, &answer.unwrap_or(V::Null))?, issues.0))
-}
-
 /// The rules on one span, a panic in them (a bug) made an ordinary error: the span is refused
 /// and counted, not the request failed (PyO3's PanicException is no Exception).
 fn guarded<T>(rules: impl FnOnce() -> T) -> PyResult<T> {
@@ -699,30 +692,6 @@ fn map_log_events(
     Ok(issues.0)
 }
 
-/// A tool's output as the rules read it: the decoded value when it is JSON, else as given
-/// (readers::maybe_json; assembly reads a tool message's content so).
-#[pyfunction]
-fn maybe_json<'py>(py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let value = from_py(value)?;
-    let mut uncounted = readers::Issues::default();
-    to_py(py, &readers::maybe_json(Some(&value), &mut uncounted).unwrap_or_default())
-}
-
-/// json::parse, for the tests that hold it to Python's json.loads: (value, mended), or
-/// ValueError.
-#[pyfunction]
-fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<(Bound<'py, PyAny>, bool)> {
-    let parsed = json::parse(text).map_err(|_| PyValueError::new_err("not JSON"))?;
-    Ok((to_py(py, &parsed.value)?, parsed.mended))
-}
-
-/// Value::to_json, for the same tests: json.dumps(json.loads(text), ensure_ascii=False).
-#[pyfunction]
-fn json_redump(text: &str) -> PyResult<String> {
-    let parsed = json::parse(text).map_err(|_| PyValueError::new_err("not JSON"))?;
-    Ok(parsed.value.to_json())
-}
-
 /// zlib's CRC-32 of `data`, resumed from `value` (`zlib.crc32(data, value)`), with SIMD: the
 /// write-ahead log's record checksum, over every request body it logs.
 #[pyfunction]
@@ -733,37 +702,32 @@ fn crc32(data: &[u8], value: u32) -> u32 {
     hasher.finalize()
 }
 
-/// The protobuf fields the decoder knows, as (message, number, kind): see wire::schema.
-#[pyfunction]
-fn schema() -> Vec<(&'static str, u32, String)> {
-    wire::schema()
-}
-
+/// `monitor._native`: the compiled module of the `monitor` package.
 #[pymodule]
-fn assistant_monitor_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+#[pyo3(name = "_native")]
+fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // A panic's default message may quote the text it failed on: where it happened, only.
     std::panic::set_hook(Box::new(|info| {
         let at = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
-        eprintln!("assistant_monitor_native: a bug at {at}");
+        eprintln!("monitor._native: a bug at {at}");
     }));
     m.add_class::<TraceDecoder>()?;
+    m.add_class::<DecodedTraces>()?;
+    m.add_class::<Refusal>()?;
     m.add_class::<grpc::GrpcServer>()?;
     m.add_class::<grpc::GrpcCall>()?;
     m.add_class::<facts::SpanFacts>()?;
     m.add_function(wrap_pyfunction!(facts::count_conventions, m)?)?;
+    m.add_function(wrap_pyfunction!(facts::register_models, m)?)?;
     m.add_class::<assemble::Assembler>()?;
     m.add_class::<assemble::Completed>()?;
     m.add_class::<assemble::TurnRecord>()?;
     m.add_class::<sample::TurnSampler>()?;
-    m.add_function(wrap_pyfunction!(assemble::py_build_turn, m)?)?;
-    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(crc32, m)?)?;
-    m.add_function(wrap_pyfunction!(json_loads, m)?)?;
-    m.add_function(wrap_pyfunction!(json_redump, m)?)?;
-    m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(map_span, m)?)?;
     m.add_function(wrap_pyfunction!(map_log_events, m)?)?;
-    m.add_function(wrap_pyfunction!(maybe_json, m)?)?;
     m.add("EVENT_PREFIXES", semconv::EVENT_PREFIXES.to_vec())?;
+    #[cfg(feature = "testing")]
+    testing::register(m)?;
     Ok(())
 }

@@ -57,7 +57,7 @@ impl<'a> Traits<'a> {
 /// Sampling's rules and rates. The rate decision is OpenTelemetry's TraceIdRatioBased (the
 /// trace id's low 64 bits against rate x 2^64), so replicas and the assistant's own head
 /// sampler agree on a trace; the rate falls as the judge backlog grows (adaptive).
-#[pyclass(module = "assistant_monitor_native", frozen)]
+#[pyclass(module = "monitor._native", frozen)]
 pub struct TurnSampler {
     rules: Vec<(&'static str, Rule)>,
     default_rate: f64,

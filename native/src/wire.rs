@@ -143,6 +143,8 @@ pub enum Msg {
     KeyValueList,
 }
 
+// The schema's, for tests only.
+#[cfg(any(test, feature = "testing"))]
 impl Msg {
     const ALL: [Msg; 14] = [
         Msg::Request,
@@ -183,6 +185,7 @@ impl Msg {
 
 /// The table below as (message, field number, kind): the tests compare it with the installed
 /// opentelemetry-proto's descriptors, so a field added there cannot be missed here.
+#[cfg(any(test, feature = "testing"))]
 pub fn schema() -> Vec<(&'static str, u32, String)> {
     let mut rows = Vec::new();
     for msg in Msg::ALL {

@@ -14,16 +14,15 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-import assistant_monitor_native as compiled
-
+from monitor import _native
 from monitor.model import SpanFacts
 
-__all__ = ["EVENT_PREFIXES", "compiled", "extract", "extract_log_events"]
+__all__ = ["EVENT_PREFIXES", "extract", "extract_log_events"]
 
 Attrs = Mapping[str, Any]
 Event = tuple[str, Attrs]  # (name, attributes or body)
 
-EVENT_PREFIXES: tuple[str, ...] = tuple(compiled.EVENT_PREFIXES)  # span events the rules read
+EVENT_PREFIXES: tuple[str, ...] = tuple(_native.EVENT_PREFIXES)  # span events the rules read
 
 
 def _count(found: list[tuple[str, int]], issues: Counter[str]) -> None:
@@ -33,11 +32,11 @@ def _count(found: list[tuple[str, int]], issues: Counter[str]) -> None:
 
 def extract(facts: SpanFacts, attrs: Attrs, events: list[Event], issues: Counter[str]) -> SpanFacts:
     """Fill fresh `facts` from a span's attributes and (already filtered) events."""
-    _count(compiled.map_span(facts, attrs, events), issues)
+    _count(_native.map_span(facts, attrs, events), issues)
     return facts
 
 
 def extract_log_events(facts: SpanFacts, events: list[Event], issues: Counter[str]) -> SpanFacts:
     """Fill fresh `facts` from the GenAI events of log records about one span, in order."""
-    _count(compiled.map_log_events(facts, events), issues)
+    _count(_native.map_log_events(facts, events), issues)
     return facts
