@@ -35,6 +35,7 @@ from monitor.emit.metrics import LabelGuard
 from monitor.emit.verdicts import VerdictMetrics
 from monitor.ingest.grpc_receiver import GrpcReceiver
 from monitor.ingest.http_receiver import HttpReceiver
+from monitor.ingest.intake import Intake
 from monitor.ingest.kafka_source import KafkaSource
 from monitor.ingest.otlp import OtlpDecoder
 from monitor.ingest.wal import WriteAheadLog
@@ -140,14 +141,15 @@ class Sidecar:
         self.pipeline = pipeline = TurnPipeline(
             settings, self.metrics, self.downstream, self.recent, decoder, self.wal, self.services,
             self.routes)
-        self.grpc = (GrpcReceiver(receivers.grpc, receivers.tls, decoder, pipeline, self.metrics,
-                                  token) if grpc else None)
-        self.http = (HttpReceiver(receivers.http, receivers.tls, decoder, pipeline, self.metrics,
-                                  token) if http else None)
+        self.grpc = (GrpcReceiver(receivers.grpc, receivers.tls, Intake(
+            "grpc", decoder, pipeline, self.metrics, token=token)) if grpc else None)
+        self.http = (HttpReceiver(receivers.http, receivers.tls, Intake(
+            "http", decoder, pipeline, self.metrics, token=token)) if http else None)
         self.kafka = pipeline.kafka = (
-            KafkaSource(settings.kafka, decoder, pipeline, self.metrics, holds=pipeline.holds,
-                        discard=pipeline.discard, drain=pipeline.passed_on,
-                        store=None if queue.publishes else self.store)
+            KafkaSource(settings.kafka, Intake("kafka", decoder, pipeline, self.metrics,
+                                               log_requests=False),
+                        self.metrics, holds=pipeline.holds, discard=pipeline.discard,
+                        drain=pipeline.passed_on, store=None if queue.publishes else self.store)
             if settings.kafka.enabled else None)
         if downstream is not None:
             no_store = ("it hands its turns to another consumer (a custom downstream), not to "

@@ -29,6 +29,7 @@ from prometheus_client import CollectorRegistry
 from exporters import record
 from monitor.config import GrpcReceiverSettings, TLSSettings
 from monitor.ingest.grpc_receiver import GrpcReceiver
+from monitor.ingest.intake import Intake
 from monitor.ingest.otlp import OtlpDecoder
 from monitor.ingest.telemetry import IngestTelemetry
 from tests.conftest import RunningSidecar
@@ -305,9 +306,10 @@ def test_a_call_queued_as_the_grpc_receiver_stops_is_still_answered() -> None:
 
     async def scenario() -> float:
         decoder = OtlpDecoder(max_attribute_length=1000, max_value_depth=8)
+        intake = Intake("grpc", decoder, sink,  # type: ignore[arg-type]
+                        IngestTelemetry(CollectorRegistry()))
         receiver = GrpcReceiver(GrpcReceiverSettings(endpoint="127.0.0.1:0"), TLSSettings(),
-                                decoder, sink,  # type: ignore[arg-type]
-                                IngestTelemetry(CollectorRegistry()))
+                                intake)
         await receiver.start()
         client = threading.Thread(target=lambda: replies.append(_grpc_export(
             f"127.0.0.1:{receiver.port}", request.SerializeToString())))

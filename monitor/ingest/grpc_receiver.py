@@ -18,16 +18,10 @@ from google.rpc import error_details_pb2, status_pb2
 
 from monitor import _native
 from monitor.config import GrpcReceiverSettings, TLSSettings
-from monitor.errors import (
-    MonitorError,
-    PermanentError,
-    RetryableError,
-    Unauthenticated,
-    wire_text,
-)
-from monitor.ingest import Signal, SpanSink, check_bearer
-from monitor.ingest.otlp import Batch, OtlpDecoder
-from monitor.ingest.telemetry import IngestTelemetry
+from monitor.errors import RetryableError, wire_text
+from monitor.ingest import Signal
+from monitor.ingest.intake import Intake, Refused
+from monitor.ingest.otlp import Batch
 
 log = logging.getLogger(__name__)
 
@@ -35,23 +29,11 @@ TRACE_METHOD = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 LOGS_METHOD = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
 
 
-def _outcome(exc: MonitorError) -> str:
-    if isinstance(exc, RetryableError):
-        return "overloaded" if exc.overloaded else "unavailable"
-    if isinstance(exc, Unauthenticated):
-        return "unauthenticated"
-    return "malformed"
-
-
 class GrpcReceiver:
-    def __init__(self, settings: GrpcReceiverSettings, tls: TLSSettings, decoder: OtlpDecoder,
-                 sink: SpanSink, metrics: IngestTelemetry, bearer_token: str | None = None) -> None:
+    def __init__(self, settings: GrpcReceiverSettings, tls: TLSSettings, intake: Intake) -> None:
         self.settings = settings
         self.tls = tls
-        self.decoder = decoder
-        self.sink = sink
-        self.metrics = metrics
-        self.token = bearer_token
+        self.intake = intake
         self._server: _native.GrpcServer | None = None
         self.port: int | None = None
 
@@ -83,10 +65,9 @@ class GrpcReceiver:
         is answered from the future's callback."""
         signal: Signal = call.signal
         try:
-            check_bearer(call.authorization, self.token)
-            self.sink.admit()
-            batch = self.decoder.decode(signal, call.body, "proto")
-            on_disk = self.sink.accept(batch, "grpc", signal, call.body, "proto")  # logged first
+            self.intake.authenticate(call.authorization)
+            self.intake.admit()
+            batch, on_disk = self.intake.take(signal, call.body, "proto")
         except Exception as exc:
             self._refuse(call, signal, exc)
             return
@@ -101,24 +82,20 @@ class GrpcReceiver:
         if error is not None:
             self._refuse(call, signal, error)
             return
-        outcome = "partial" if batch.rejected_total else "accepted"
-        self.metrics.receiver_requests.labels("grpc", signal, outcome).inc()
+        self.intake.answered(signal, batch)
         call.respond(batch.response(signal).SerializeToString())
 
     def _refuse(self, call: _native.GrpcCall, signal: Signal, exc: BaseException) -> None:
-        if isinstance(exc, PermanentError | RetryableError | Unauthenticated):
-            self.metrics.receiver_requests.labels("grpc", signal, _outcome(exc)).inc()
-            call.fail(*_status(exc))
-            return
-        # A bug: its text may quote trace content, so only its type is logged.
-        log.error("OTLP/gRPC export failed: %s", type(exc).__name__)
-        self.metrics.receiver_requests.labels("grpc", signal, "internal_error").inc()
-        call.fail(grpc.StatusCode.INTERNAL.value[0], "internal error")
+        refusal = self.intake.refused(signal, exc)
+        if refusal is None:
+            call.fail(grpc.StatusCode.INTERNAL.value[0], "internal error")
+        else:
+            call.fail(*_status(refusal))
 
 
-def _status(exc: MonitorError) -> tuple[int, str, bytes | None]:
+def _status(exc: Refused) -> tuple[int, str, bytes | None]:
     """(gRPC status code, message, google.rpc.Status details or None) for a refused request."""
-    code = exc.grpc_code.value[0]  # type: ignore[attr-defined]
+    code: int = exc.grpc_code.value[0]
     if not isinstance(exc, RetryableError):
         return code, wire_text(exc), None
     status = status_pb2.Status(code=code, message=wire_text(exc))

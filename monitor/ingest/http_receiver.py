@@ -22,24 +22,16 @@ from google.protobuf import json_format
 from google.rpc import status_pb2
 
 from monitor.config import HttpReceiverSettings, TLSSettings
-from monitor.errors import (
-    MonitorError,
-    PermanentError,
-    RetryableError,
-    Unauthenticated,
-    wire_text,
-)
-from monitor.ingest import Signal, SpanSink, check_bearer
-from monitor.ingest.otlp import Format, OtlpDecoder
-from monitor.ingest.telemetry import IngestTelemetry
+from monitor.errors import PermanentError, RetryableError, wire_text
+from monitor.ingest import Signal
+from monitor.ingest.intake import Intake, Refused, outcome
+from monitor.ingest.otlp import Format
 
 log = logging.getLogger(__name__)
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 _FORMATS: dict[str, Format] = {PROTOBUF: "proto", JSON: "json"}
-_OUTCOMES = {400: "malformed", 401: "unauthenticated", 413: "too_large",
-             415: "unsupported_media_type", 429: "overloaded", 503: "unavailable"}
 _GZIP = ("gzip", "x-gzip")
 _IDENTITY = ("", "identity")
 _INFLATE_STEP = 1 << 20  # bytes inflated between two turns of the event loop
@@ -77,14 +69,10 @@ def _encode(message: Any, fmt: Format) -> tuple[bytes, str]:
 
 
 class HttpReceiver:
-    def __init__(self, settings: HttpReceiverSettings, tls: TLSSettings, decoder: OtlpDecoder,
-                 sink: SpanSink, metrics: IngestTelemetry, bearer_token: str | None = None) -> None:
+    def __init__(self, settings: HttpReceiverSettings, tls: TLSSettings, intake: Intake) -> None:
         self.settings = settings
         self.tls = tls
-        self.decoder = decoder
-        self.sink = sink
-        self.metrics = metrics
-        self.token = bearer_token
+        self.intake = intake
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
 
@@ -111,16 +99,14 @@ class HttpReceiver:
             await self._runner.cleanup()
             self._runner = None
 
-    def _error(self, signal: Signal, exc: MonitorError, status: int, fmt: Format) -> web.Response:
-        outcome = getattr(exc, "outcome", None) or _OUTCOMES.get(status, "malformed")
-        self.metrics.receiver_requests.labels("http", signal, outcome).inc()
+    def _error(self, exc: Refused, fmt: Format) -> web.Response:
         body, content_type = _encode(status_pb2.Status(message=wire_text(exc)), fmt)
         headers = {}
         if isinstance(exc, RetryableError):
             headers["Retry-After"] = str(exc.retry_after_s)
-        response = web.Response(status=status, body=body, content_type=content_type,
+        response = web.Response(status=exc.http_status, body=body, content_type=content_type,
                                 headers=headers)
-        if outcome == "bad_encoding" or status == 413:
+        if outcome(exc) in ("bad_encoding", "too_large"):
             response.force_close()  # the client's stream is suspect: start the next one afresh
         return response
 
@@ -142,27 +128,22 @@ class HttpReceiver:
     async def _export(self, request: web.Request, signal: Signal) -> web.Response:
         fmt = _FORMATS.get(request.content_type)
         try:
-            check_bearer(request.headers.get("Authorization"), self.token)
+            self.intake.authenticate(request.headers.get("Authorization"))
             if fmt is None:
                 raise PermanentError(
                     f"unsupported Content-Type {request.content_type[:64]!r}; "
                     f"use {PROTOBUF} or {JSON}", http_status=415)
-            self.sink.admit()
-            body = await self._body(request)
-            batch = self.decoder.decode(signal, body, fmt)
-            on_disk = self.sink.accept(batch, "http", signal, body, fmt)
+            self.intake.admit()
+            batch, on_disk = self.intake.take(signal, await self._body(request), fmt)
             if on_disk is not None:  # answered once logged
                 await on_disk
             response, content_type = _encode(batch.response(signal), fmt)
-        except PermanentError as exc:
-            return self._error(signal, exc, exc.http_status, fmt or "json")
-        except (RetryableError, Unauthenticated) as exc:
-            return self._error(signal, exc, exc.http_status, fmt or "json")
-        except Exception as exc:  # a bug: answered and logged without the exception's text
-            log.error("OTLP/HTTP export failed: %s", type(exc).__name__)
-            self.metrics.receiver_requests.labels("http", signal, "internal_error").inc()
-            body, content_type = _encode(status_pb2.Status(message="internal error"), fmt or "json")
-            return web.Response(status=500, body=body, content_type=content_type)
-        outcome = "partial" if batch.rejected_total else "accepted"
-        self.metrics.receiver_requests.labels("http", signal, outcome).inc()
+        except Exception as exc:
+            refusal = self.intake.refused(signal, exc)
+            if refusal is None:  # a bug: answered without the exception's text
+                body, content_type = _encode(status_pb2.Status(message="internal error"),
+                                             fmt or "json")
+                return web.Response(status=500, body=body, content_type=content_type)
+            return self._error(refusal, fmt or "json")
+        self.intake.answered(signal, batch)
         return web.Response(body=response, content_type=content_type)

@@ -21,8 +21,8 @@ from aiokafka import TopicPartition
 
 from monitor.config import KafkaSettings
 from monitor.errors import PermanentError, RetryableError
-from monitor.ingest import SpanSink
-from monitor.ingest.otlp import Format, OtlpDecoder
+from monitor.ingest.intake import Intake
+from monitor.ingest.otlp import Batch, Format
 from monitor.ingest.telemetry import IngestTelemetry
 from monitor.queue.group import GroupInstruments, GroupMember, JudgedTurns
 
@@ -30,7 +30,8 @@ ENCODINGS: dict[str, Format] = {"otlp_proto": "proto", "otlp_json": "json"}
 
 
 class KafkaSource(GroupMember):
-    """Wired by the app: `sink` is the sidecar (admit / consume); `holds(trace_id)` says whether
+    """Wired by the app: `intake` takes its messages into the sidecar (a way in that logs
+    nothing: the topic is the log); `holds(trace_id)` says whether
     a turn is still being assembled or queued; `discard` drops turns still being assembled;
     `drain` waits until assembled turns have been sampled; `store` is where sampled turns wait
     for a judge. The app calls `passed_on` once a turn has been sampled (or not), and `judged`
@@ -38,15 +39,14 @@ class KafkaSource(GroupMember):
 
     task_name = "kafka-source"
 
-    def __init__(self, settings: KafkaSettings, decoder: OtlpDecoder, sink: SpanSink,
+    def __init__(self, settings: KafkaSettings, intake: Intake,
                  metrics: IngestTelemetry, holds: Any, discard: Any, drain: Any,
                  store: JudgedTurns | None = None) -> None:
         super().__init__(settings, GroupInstruments(
             metrics.kafka_messages, metrics.kafka_pauses, metrics.kafka_lag,
             metrics.turns_discarded), store)
         self.format = ENCODINGS[settings.encoding]
-        self.decoder = decoder
-        self.sink = sink
+        self.intake = intake
         self.metrics = metrics
         self.holds = holds
         self.discard = discard
@@ -60,27 +60,29 @@ class KafkaSource(GroupMember):
 
     def _full(self) -> bool:
         try:
-            self.sink.admit()
+            self.intake.admit()
         except RetryableError:
             return True
         return False
 
     async def _handle(self, tp: TopicPartition, message: Any) -> None:
         self.metrics.kafka_messages.labels("received").inc()
-        try:
-            if message.value is None:
-                raise PermanentError("empty message")
-            batch = self.decoder.decode("traces", message.value, self.format)
-        except PermanentError as exc:
-            await self._dead_letter(tp, message, str(exc))
-            return
         skip = self.judged_before(tp)
-        if skip:
+
+        def not_judged_before(batch: Batch) -> None:
             kept = [f for f in batch.facts if f.trace_id not in skip]
             if len(kept) < len(batch.facts):
                 self.metrics.kafka_spans_skipped.inc(len(batch.facts) - len(kept))
                 batch.facts = kept
-        self.sink.consume(batch, "kafka", "traces")
+
+        try:
+            if message.value is None:
+                raise PermanentError("empty message")
+            batch, _ = self.intake.take("traces", message.value, self.format,
+                                        not_judged_before if skip else None)
+        except PermanentError as exc:
+            await self._dead_letter(tp, message, str(exc))
+            return
         # Wait only for turns not settled yet (being assembled, sampled, or judged): spans of a
         # turn already settled (late) or refused leave nothing to wait for.
         self.tracker.add(tp, message.offset, {f.trace_id for f in batch.facts
