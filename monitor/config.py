@@ -27,6 +27,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -693,7 +694,7 @@ class Settings(BaseSettings):
 _SECRET_HINTS = ("token", "secret", "key", "password")
 
 
-def _describe(error: dict[str, Any]) -> str:
+def _describe(error: ErrorDetails) -> str:
     path = ".".join(str(p) for p in error["loc"]) or "(root)"
     message = error["msg"]
     if error["type"] == "extra_forbidden":

@@ -156,7 +156,8 @@ class SampledConsumer(Protocol):
     `consume` gets the turns kept, in order, as many at once as waited (a batch is one store
     transaction, one hand-off to the store's thread), and how many were decided against."""
 
-    sampler: _native.TurnSampler | None
+    @property
+    def sampler(self) -> _native.TurnSampler | None: ...
 
     def backlog(self) -> int: ...
 

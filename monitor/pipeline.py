@@ -23,6 +23,7 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from typing import cast
 
+from monitor import _native
 from monitor.admin import RecentTurns
 from monitor.assemble import Completed, TurnAssembler
 from monitor.config import Settings
@@ -47,7 +48,7 @@ BATCH = 256
 class PassAll:
     """A custom `TurnConsumer` in the sampling stage's place: every turn is passed on to it."""
 
-    sampler = None
+    sampler: _native.TurnSampler | None = None
 
     def __init__(self, consumer: TurnConsumer) -> None:
         self.consumer = consumer

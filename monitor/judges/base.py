@@ -48,7 +48,8 @@ async def gather_all(*calls: Awaitable[T]) -> list[T]:
     judgement is left running once it returned (`asyncio.gather` would leave them running)."""
     try:
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(call) for call in calls]  # type: ignore[arg-type]
+            tasks: list[asyncio.Task[T]] = [
+                group.create_task(call) for call in calls]  # type: ignore[arg-type]
     except BaseExceptionGroup as failed:
         raise failed.exceptions[0] from None
     return [task.result() for task in tasks]

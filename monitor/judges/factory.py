@@ -18,7 +18,7 @@ def _llm_judges(settings: Settings, metrics: JudgeTelemetry, evaluators: Judge |
     from monitor.judges.llm import LLMJudge
 
     llm = settings.judging.llm
-    return [LLMJudge(endpoint, llm, metrics, evaluators, settings.redaction,  # type: ignore[arg-type]
+    return [LLMJudge(endpoint, llm, metrics, evaluators, settings.redaction,
                      settings.judging.cascade) for endpoint in llm.endpoints]
 
 

@@ -32,7 +32,7 @@ import logging
 import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import openai
 
@@ -43,6 +43,7 @@ from monitor.config import (
     LLMJudgingSettings,
     RedactionSettings,
 )
+from monitor.judge_metrics import Relevance
 from monitor.judges.base import Judge, JudgeError, JudgeUnavailable, gather_all
 from monitor.judges.cascade import LOCAL, Band, Bands, LocalPart, groundedness, settle
 from monitor.judges.fusion import evaluator_scores, fusion_block
@@ -181,9 +182,10 @@ class Endpoint:
         self.metrics.llm_call_latency.labels(s.name).observe(time.perf_counter() - start)
         usage.calls += 1
         usage.prompts.add(prompt.tag)
-        if getattr(response, "usage", None) is not None:
-            usage.input_tokens += response.usage.prompt_tokens
-            usage.output_tokens += response.usage.completion_tokens
+        counted = getattr(response, "usage", None)
+        if counted is not None:
+            usage.input_tokens += counted.prompt_tokens
+            usage.output_tokens += counted.completion_tokens
         self._reported(getattr(response, "model", None), usage)
         # A body that is no completion reads as an empty reply: invalid, like any garbage. A
         # model that stops mid-emoji sends a lone surrogate, which the store could not write.
@@ -218,7 +220,10 @@ class VerdictCache:
                 self._items.popitem(last=False)
 
 
-def majority(labels: list[str]) -> tuple[str, float]:
+Label = TypeVar("Label", bound=str)  # a prompt's label type (a Literal): kept by the vote
+
+
+def majority(labels: list[Label]) -> tuple[Label, float]:
     """The most frequent label (ties: the first seen) and the share that voted for it."""
     winner, votes = Counter(labels).most_common(1)[0]  # most_common is stable: first seen wins
     return winner, votes / len(labels)
@@ -396,7 +401,8 @@ class LLMJudge:
                 for d in v.documents or ():
                     decided.labels(self.name, "document", _decider(d.decided_by)).inc()
             elif v.metric == "completeness":  # one answer: its relevance and completeness
-                decided.labels(self.name, "answer", _decider(v.signals and v.signals.decided_by)).inc()
+                decider = _decider(v.signals.decided_by if v.signals else None)
+                decided.labels(self.name, "answer", decider).inc()
             elif v.metric == "groundedness":
                 for c in v.claims or ():
                     decided.labels(self.name, "claim", _decider(c.decided_by)).inc()
@@ -424,7 +430,7 @@ class LLMJudge:
         model = self.endpoint.settings.model
         keys = [self.cache.key(prompt.tag, model, question, doc) for doc in docs]
         local = settled or [None] * len(docs)
-        labels: list[tuple[str, str] | None] = [
+        labels: list[tuple[Relevance, str] | None] = [
             (d.label, "") if d is not None else self.cache.get(k)
             for d, k in zip(local, keys, strict=True)]
         todo = [i for i, label in enumerate(labels) if label is None]
@@ -438,12 +444,13 @@ class LLMJudge:
                 label, _ = majority([v.label for v in votes])
                 labels[i] = (label, votes[0].reasoning)
                 self.cache.put(keys[i], labels[i])
-        relevant = sum(label == "relevant" for label, _ in labels)  # type: ignore[misc]
+        decided = [label for label in labels if label is not None]  # every one, by now
+        relevant = sum(label == "relevant" for label, _ in decided)
         documents = tuple(
-            DocumentLabel(index=i + 1, label=label, reasoning=why) if settled is None  # type: ignore[arg-type]
-            else local[i].model_copy(update={"index": i + 1}) if local[i] is not None  # type: ignore[union-attr]
-            else DocumentLabel(index=i + 1, label=label, reasoning=why, decided_by=self.name)  # type: ignore[arg-type]
-            for i, (label, why) in enumerate(labels))  # type: ignore[misc]
+            DocumentLabel(index=i + 1, label=label, reasoning=why) if settled is None
+            else mine.model_copy(update={"index": i + 1}) if mine is not None
+            else DocumentLabel(index=i + 1, label=label, reasoning=why, decided_by=self.name)
+            for i, ((label, why), mine) in enumerate(zip(decided, local, strict=True)))
         deciders = sorted({d.decided_by for d in documents if d.decided_by})
         return [Verdict("context_relevance", score=relevant / len(docs),
                         rationale=f"{relevant} of {len(docs)} documents relevant",
@@ -472,12 +479,13 @@ class LLMJudge:
                     agreement=Agreement(share=completeness_agreement)),
         ]
         if docs and completeness != "no_answer":
-            scores = []
+            sample_scores = []
             for output in outputs:
                 grounded = sum(c.label == "inferable" for c in output.claims)
                 ungrounded = sum(c.label == "ungrounded" for c in output.claims)
-                scores.append(grounded / (grounded + ungrounded) if grounded + ungrounded else 1.0)
-            score = sum(scores) / len(scores)
+                sample_scores.append(
+                    grounded / (grounded + ungrounded) if grounded + ungrounded else 1.0)
+            score = sum(sample_scores) / len(sample_scores)
             claims = tuple(ClaimLabel(claim=c.claim, label=c.label, reasoning=c.reasoning)
                            for c in first.claims)
             verdicts.append(Verdict(
@@ -485,7 +493,7 @@ class LLMJudge:
                 rationale=f"{sum(c.label == 'inferable' for c in claims)} of "
                           f"{sum(c.label != 'generic' for c in claims)} checkable claims "
                           "inferable from the documents",
-                claims=claims, signals=Signals(sample_scores=tuple(scores))))
+                claims=claims, signals=Signals(sample_scores=tuple(sample_scores))))
         return verdicts
 
     async def _answer_claims(self, question: str, docs: list[str], answer: str, part: LocalPart,
@@ -560,8 +568,7 @@ class LLMJudge:
             votes = [o.calls[i] for o in outputs]
             needed, _ = majority([v.needed for v in votes])
             supported, _ = majority([v.arguments_supported for v in votes])
-            labelled.append(CallLabel(name=call.name, needed=needed,  # type: ignore[arg-type]
-                                      arguments_supported=supported,  # type: ignore[arg-type]
+            labelled.append(CallLabel(name=call.name, needed=needed, arguments_supported=supported,
                                       reasoning=votes[0].reasoning))
         good = sum(c.needed == "yes" and c.arguments_supported == "yes" for c in labelled)
         return [Verdict("tool_use", score=good / len(labelled),

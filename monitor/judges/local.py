@@ -64,8 +64,9 @@ class LocalJudge:
                                              max_chars=settings.embed_chars,
                                              max_tokens=settings.embed_tokens)
         self.no_answer = NoAnswerDetector(settings.no_answer_model)
-        self.claim_support = claim_support or ClaimSupportModel(
-            *filter(None, [settings.claim_support_model]), threads=settings.threads)
+        self.claim_support = claim_support or (
+            ClaimSupportModel(settings.claim_support_model, threads=settings.threads)
+            if settings.claim_support_model else ClaimSupportModel(threads=settings.threads))
         # Who judges: each model by its checksum's first 8 digits (short enough for exemplars).
         self.model = " ".join(f"{name}@{digest[:8]}" for name, digest in (
             ("claim_support", self.claim_support.card["sha256"]),
@@ -81,7 +82,7 @@ class LocalJudge:
         # Whitespace-only documents are not documents: they would look relevant to everything.
         kept = [d for d in turn.documents if d.content and d.content.strip()]
         blank = len(turn.documents) - len(kept)
-        docs = [d.content for d in kept]
+        docs = [d.content for d in kept if d.content]  # all of them: kept have content
         question = turn.question or ""
         q = self.embedder.query([question])[0] if question else None
         doc_vectors = self.embedder.passage(docs) if docs else np.zeros((0, DIMENSIONS))
@@ -112,11 +113,11 @@ class LocalJudge:
         answer_similarity = None
         if q is not None and answer_vector is not None and not no_answer:
             answer_similarity = float(answer_vector @ q)
-            relevant = answer_similarity >= s.answer_relevance_threshold
+            answer_relevant = answer_similarity >= s.answer_relevance_threshold
             verdicts.append(Verdict(
-                "answer_relevance", label="relevant" if relevant else "irrelevant",
+                "answer_relevance", label="relevant" if answer_relevant else "irrelevant",
                 rationale=f"answer-question similarity {answer_similarity:.3f} "
-                          f"{'≥' if relevant else '<'} {s.answer_relevance_threshold}",
+                          f"{'≥' if answer_relevant else '<'} {s.answer_relevance_threshold}",
                 signals=Signals(similarity=round(answer_similarity, 4))))
         if no_answer:
             verdicts.append(Verdict(

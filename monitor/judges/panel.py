@@ -30,7 +30,7 @@ class PanelJudge:
         metrics = dict.fromkeys(v.metric for r in results for v in r.verdicts)  # ordered, unique
         verdicts = []
         for metric in metrics:
-            votes = [(r.judge, r.get(metric)) for r in results if r.get(metric) is not None]
+            votes = [(r.judge, v) for r in results if (v := r.get(metric)) is not None]
             verdicts.append(self._combine(votes))
         return JudgeResult(
             self.name, verdicts, calls=sum(r.calls for r in results),
@@ -48,7 +48,7 @@ class PanelJudge:
         first = votes[0][1]
         ballots = {judge: (v.label if v.label is not None else v.score) for judge, v in votes}
         if first.label is not None:
-            label, share = majority([v.label for _, v in votes])  # type: ignore[misc]
+            label, share = majority([v.label for _, v in votes if v.label is not None])
             chosen = next(v for _, v in votes if v.label == label)
             # The chosen judge's own labels (documents, claims, ...) explain the verdict.
             return replace(chosen, score=None, agreement=Agreement(share=share, votes=ballots))

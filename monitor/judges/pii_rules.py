@@ -190,10 +190,10 @@ def _next_part(text: str, end: int) -> tuple[int, bool]:
     stop = _PART_END.search(text, start)
     part_end = stop.start() if stop else len(text)
     # The whole part; or, the last, its beginning, where it runs on into the sentence.
-    part = _PART.fullmatch(text, start, part_end) or _PART.match(text, start, part_end)
-    if part is None or part.end() - start > 48 or not text[start:part.end()].strip():
+    found = _PART.fullmatch(text, start, part_end) or _PART.match(text, start, part_end)
+    if found is None or found.end() - start > 48 or not text[start:found.end()].strip():
         return end, False
-    return part.end(), _locality(part.group(0))
+    return found.end(), _locality(found.group(0))
 
 
 _UNIT_FIRST = re.compile(

@@ -80,7 +80,7 @@ def _recognizer(name: str, entity: str, score: float, find: rules.Spans) -> Any:
     """A Presidio recogniser of our own."""
     from presidio_analyzer import EntityRecognizer, RecognizerResult
 
-    class Recognizer(EntityRecognizer):  # type: ignore[misc]
+    class Recognizer(EntityRecognizer):
         def load(self) -> None:
             pass
 
@@ -168,7 +168,7 @@ class PiiAnalyzer:
                                           "WORK_OF_ART"])
         engine = SpacyNlpEngine(models=[{"lang_code": settings.language, "model_name": model}],
                                 ner_model_configuration=ner)
-        engine.nlp = {settings.language: nlp}
+        engine.nlp = {settings.language: nlp}  # type: ignore[assignment]  # Presidio's annotation says None
 
         language = settings.language
         predefined = {
@@ -205,7 +205,7 @@ class PiiAnalyzer:
         registry = RecognizerRegistry(recognizers=recognizers, supported_languages=[language])
         self._analyzer = AnalyzerEngine(registry=registry, nlp_engine=engine,
                                         supported_languages=[language])
-        self._entities = sorted(entities)
+        self._entities: list[str] = sorted(entities)
         self._lock = threading.Lock()
         self._cache: OrderedDict[bytes, list[Found]] = OrderedDict()
 
@@ -231,8 +231,8 @@ class PiiAnalyzer:
             # Ours may be in lower case (chat); the NER model's must have a capitalised Latin
             # word (not its "https", nor words of scripts it was not trained on).
             ours = result.recognition_metadata.get("recognizer_name") == "person"
-            words = re.findall(r"[^\W\d_]+" if ours else rules.NAME_WORD.pattern, text[start:end])
-            if title is None and not any(rules.name_like(w, self.english) for w in words):
+            names = re.findall(r"[^\W\d_]+" if ours else rules.NAME_WORD.pattern, text[start:end])
+            if title is None and not any(rules.name_like(w, self.english) for w in names):
                 return None
         return Found(start, end, result.entity_type, result.score)
 
@@ -292,11 +292,11 @@ class Redactor:
         merged = []
         for text, spans in zip(texts, found, strict=True):
             runs: list[Found] = []
-            longest: Found | None = None
+            longest = Found(0, 0, "", 0.0)  # the current run's longest span (none yet)
             for span in sorted([*spans, *self._elsewhere(text or "", spans)],
                                key=lambda s: s.start):
                 if runs and span.start < runs[-1].end:
-                    if span.end - span.start > longest.end - longest.start:  # type: ignore[union-attr]
+                    if span.end - span.start > longest.end - longest.start:
                         longest = span
                     runs[-1] = Found(runs[-1].start, max(runs[-1].end, span.end), longest.entity,
                                      max(runs[-1].score, span.score))
@@ -395,7 +395,7 @@ def _redact_all(redactor: Redactor, data: list[tuple[Any, Callable[[str | None],
     for value, content in data:
         _map_strings(value, collect, content)
     redacted = iter(redactor.many(texts))
-    return [_map_strings(value, lambda _: next(redacted) or "", content)  # type: ignore[arg-type]
+    return [_map_strings(value, lambda _: next(redacted) or "", content)
             for value, content in data]
 
 

@@ -102,7 +102,7 @@ def _serve(conn: Connection, settings: dict[str, Any], priority: JudgePriority =
         try:
             result = result_to_dict(judge.judge_sync(AssistantTurn.model_validate(turn)))
             looked_up = embedder.lookups - lookups
-            reply: tuple[str, Any] = ("ok", result, (looked_up - (embedder.computed - computed),
+            reply: tuple[str, Any, Any] = ("ok", result, (looked_up - (embedder.computed - computed),
                                                      looked_up))
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which retries the turn
             reply = ("error", type(exc).__name__, None)  # the type only: it may quote the turn
@@ -145,7 +145,7 @@ class ProcessJudge:
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         async with self._lock:
-            conn = self._conn if self._alive() else self._start()
+            conn = self._conn if self._conn is not None and self._alive() else self._start()
             try:
                 conn.send(turn.model_dump(mode="json"))
                 status, payload, cache = await asyncio.to_thread(conn.recv)
