@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeAlias
 
 from monitor.errors import MonitorError, PermanentError, RetryableError, Unauthenticated
@@ -35,20 +36,18 @@ def outcome(exc: MonitorError) -> str:
     return "malformed"
 
 
+@dataclass
 class Intake:
     """One receiver's way in: `receiver` names it in the metrics; `token`, the bearer token its
     clients must give (None: none asked); `log_requests`, whether an accepted request goes to
     the write-ahead log before it is acknowledged."""
 
-    def __init__(self, receiver: str, decoder: OtlpDecoder, sink: SpanSink,
-                 metrics: IngestTelemetry, *, token: str | None = None,
-                 log_requests: bool = True) -> None:
-        self.receiver = receiver
-        self.decoder = decoder
-        self.sink = sink
-        self.metrics = metrics
-        self.token = token
-        self.log_requests = log_requests
+    receiver: str
+    decoder: OtlpDecoder
+    sink: SpanSink
+    metrics: IngestTelemetry
+    token: str | None = None
+    log_requests: bool = True
 
     def authenticate(self, authorization: str | None) -> None:
         """Unauthenticated unless the request's Authorization header has the bearer token."""
