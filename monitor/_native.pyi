@@ -9,6 +9,15 @@ from monitor.model import AssistantTurn, Feedback, Message, RetrievedDocument, T
 
 EVENT_PREFIXES: list[str]  # span events the rules read
 
+class Convention:
+    """What one convention's rules read (native/src/conventions/, declared beside its mapper)."""
+
+    name: str
+    attributes: dict[str, list[str]]  # fact -> the span attributes read ("*": any index or path)
+    events: dict[str, list[str]]  # fact -> the events read (span events, or log records)
+
+CONVENTIONS: dict[str, Convention]  # by name, in the order the rules run
+
 class SpanFacts:
     """What one span (or log events about it) tells about the turn: monitor/model.py."""
 

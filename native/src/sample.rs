@@ -1,13 +1,12 @@
 //! Sampling's decision, where the turn is composed (monitor/sample states the policy): the
 //! assembler decides on each turn before Python sees it, so a turn decided against never becomes
 //! a Python object. `TurnSampler.decide` applies the same rules to a built AssistantTurn (the
-//! offline tools', and the tests' way in).
+//! offline tools', and the tests' way in). Assembly depends on this module, not the other way:
+//! it hands the sampler a turn's `Traits`.
 
 use std::collections::HashMap;
 
 use pyo3::prelude::*;
-
-use crate::assemble::{truthy, Turn};
 
 /// Rules that always keep a turn (suspicious turns are always judged).
 #[derive(Clone, Copy)]
@@ -25,7 +24,7 @@ const RULES: [(&str, Rule); 4] = [
     ("failed_tool_call", Rule::FailedToolCall),
 ];
 
-/// What the rules read of a turn, composed or built.
+/// What the rules read of a turn, composed (assemble/complete.rs) or built (`decide`).
 pub struct Traits<'a> {
     pub trace_id_low: u64, // the trace id's low 64 bits
     pub service: &'a str,
@@ -35,23 +34,6 @@ pub struct Traits<'a> {
     pub tool_calls: usize,
     pub error: bool,
     pub failed_tool_call: bool,
-}
-
-impl<'a> Traits<'a> {
-    pub fn of(turn: &'a Turn<'a>) -> Self {
-        Traits {
-            trace_id_low: turn.trace_id[turn.trace_id.len().saturating_sub(8)..]
-                .iter()
-                .fold(0, |n, b| n << 8 | u64::from(*b)),
-            service: turn.service,
-            route: turn.route,
-            feedback_score: turn.feedback.map(|f| f.score),
-            documents: turn.documents.len(),
-            tool_calls: turn.tool_calls.len(),
-            error: turn.error.is_some(),
-            failed_tool_call: turn.tool_calls.iter().any(|c| truthy(&c.error)),
-        }
-    }
 }
 
 /// Sampling's rules and rates. The rate decision is OpenTelemetry's TraceIdRatioBased (the

@@ -5,9 +5,10 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::assemble::compose;
+use crate::assemble::compose::compose;
 use crate::facts::SpanFacts;
-use crate::{from_py, json, readers, to_py, value, wire};
+use crate::pyvalue::{from_py, to_py};
+use crate::{json, readers, value, wire};
 
 /// A reader's answer, and its issues by reason.
 type ReadResult<'py> = (Bound<'py, PyAny>, Vec<(String, u64)>);

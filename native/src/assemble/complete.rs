@@ -1,0 +1,167 @@
+//! A batch of traces taken out of the buffer: their turns composed, counted and decided on;
+//! recorded (or, with no sampler, built) where Python needs them.
+
+use pyo3::prelude::*;
+use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList};
+
+use super::compose::{compose, Turn};
+use super::output::hex;
+use super::{Assembler, Pending};
+use crate::facts::{truthy, SpanFacts};
+use crate::sample::Traits;
+use crate::HashMap;
+
+/// A composed turn as Python gets it: its ids and its JSON, which
+/// `AssistantTurn.model_validate_json` reads as the turn `to_py` builds (no Python object is
+/// built for it while ingest waits). What the judge queue stores of a kept turn; what
+/// /api/turns shows of the latest.
+#[pyclass(module = "monitor._native", frozen, get_all)]
+pub struct TurnRecord {
+    trace_id: String,
+    service: String,
+    route: Option<String>,
+    json: String,
+}
+
+#[pymethods]
+impl TurnRecord {
+    /// Its JSON's bytes (what /api/turns holds it to), without copying the JSON out.
+    #[getter]
+    fn size(&self) -> usize {
+        self.json.len()
+    }
+}
+
+/// Turns completed at once. Python gets objects only for the turns passed on and the batch's
+/// last `recent`; every turn is counted and its trace id listed.
+#[pyclass(module = "monitor._native", frozen, get_all)]
+pub struct Completed {
+    /// (turn, reason, inclusion probability) of each turn passed on, in order: a `TurnRecord`
+    /// kept by the sampler (its always-keep rule or "rate"), or, when there is no sampler, every
+    /// turn ("all") as an AssistantTurn.
+    passed: Py<PyList>,
+    /// The batch's last turns (up to `recent`), oldest first, as `TurnRecord`s.
+    recent: Py<PyList>,
+    /// Every completed turn's trace id (bytes), in order.
+    trace_ids: Py<PyList>,
+    /// Turns the sampler decided against.
+    not_sampled: u64,
+    /// (service, route) -> [turns, tool calls ok, tool calls failed].
+    received: Py<PyDict>,
+    no_question: u64,
+    no_answer: u64,
+    /// completion reason -> turns.
+    completions: Py<PyDict>,
+    /// Bytes of the turns Python holds (passed on, recent): a record's JSON, a built turn's span
+    /// facts as the assembler accounted them. The turn queue's byte bound counts it.
+    size: usize,
+}
+
+impl Assembler {
+    /// The turns of traces taken out: composed, counted, decided on; recorded (or, with no
+    /// sampler, built) where Python needs them. The backlog grows by each turn kept, as the
+    /// judge queue will.
+    pub(super) fn complete(
+        &self,
+        py: Python<'_>,
+        done: Vec<(Vec<u8>, Pending, &'static str)>,
+        backlog: i64,
+    ) -> PyResult<Completed> {
+        let sampler = self.sampler.as_ref().map(|s| s.get());
+        let (passed, recent, trace_ids) = (PyList::empty(py), PyList::empty(py), PyList::empty(py));
+        // (service, route) -> [turns, tool calls ok, failed], in order of first appearance (the
+        // label guards admit new values in that order); indexed: a batch may carry many.
+        let mut received: Vec<(Key, [u64; 3])> = Vec::new();
+        let mut index: HashMap<Key, usize> = HashMap::default();
+        let (mut kept, mut not_sampled, mut no_question, mut no_answer) = (0i64, 0, 0, 0);
+        let mut size = 0;
+        let mut completions: Vec<(&str, u64)> = Vec::new();
+        let spans: Vec<Vec<PyRef<'_, SpanFacts>>> =
+            done.iter().map(|(_, pending, _)| pending.spans.iter().map(|s| s.borrow(py)).collect()).collect();
+        let recent_from = done.len().saturating_sub(self.recent);
+        for (n, ((trace_id, pending, reason), spans)) in done.iter().zip(&spans).enumerate() {
+            let turn = compose(trace_id, spans.iter().map(|s| &**s).collect(), reason);
+            let key = (turn.service, turn.route);
+            let at = *index.entry(key).or_insert_with(|| {
+                received.push((key, [0; 3]));
+                received.len() - 1
+            });
+            let counts = &mut received[at].1;
+            counts[0] += 1;
+            for call in &turn.tool_calls {
+                counts[if truthy(&call.error) { 2 } else { 1 }] += 1;
+            }
+            no_question += u64::from(turn.question.is_none());
+            no_answer += u64::from(turn.answer.is_none());
+            match completions.iter_mut().find(|(r, _)| r == reason) {
+                Some((_, count)) => *count += 1,
+                None => completions.push((reason, 1)),
+            }
+            let (keep, why, probability) = match sampler {
+                Some(sampler) => sampler.decide_traits(&traits(&turn), backlog + kept),
+                None => (true, "all", 1.0),
+            };
+            trace_ids.append(PyBytes::new(py, trace_id))?;
+            let record = if (keep && sampler.is_some()) || n >= recent_from {
+                let json = turn.to_json();
+                size += json.len();
+                Some(Bound::new(
+                    py,
+                    TurnRecord {
+                        trace_id: hex(trace_id),
+                        service: turn.service.to_string(),
+                        route: turn.route.map(str::to_string),
+                        json,
+                    },
+                )?)
+            } else {
+                None
+            };
+            if !keep {
+                not_sampled += 1;
+            } else if sampler.is_some() {
+                kept += 1;
+                passed.append((record.as_ref().expect("a kept turn's record"), why, probability))?;
+            } else {
+                size += pending.size;
+                passed.append((turn.to_py(py)?, why, probability))?;
+            }
+            if n >= recent_from {
+                recent.append(record.expect("a recent turn's record"))?;
+            }
+        }
+        let received_py = PyDict::new(py);
+        for ((service, route), counts) in received {
+            received_py.set_item((service, route), counts.to_vec())?;
+        }
+        Ok(Completed {
+            passed: passed.unbind(),
+            recent: recent.unbind(),
+            trace_ids: trace_ids.unbind(),
+            not_sampled,
+            received: received_py.unbind(),
+            no_question,
+            no_answer,
+            completions: completions.into_py_dict(py)?.unbind(),
+            size,
+        })
+    }
+}
+
+type Key<'a> = (&'a str, Option<&'a str>); // a turn's service and route
+
+/// What the sampler's rules read of a composed turn.
+fn traits<'a>(turn: &'a Turn<'a>) -> Traits<'a> {
+    Traits {
+        trace_id_low: turn.trace_id[turn.trace_id.len().saturating_sub(8)..]
+            .iter()
+            .fold(0, |n, b| n << 8 | u64::from(*b)),
+        service: turn.service,
+        route: turn.route,
+        feedback_score: turn.feedback.map(|f| f.score),
+        documents: turn.documents.len(),
+        tool_calls: turn.tool_calls.len(),
+        error: turn.error.is_some(),
+        failed_tool_call: turn.tool_calls.iter().any(|c| truthy(&c.error)),
+    }
+}

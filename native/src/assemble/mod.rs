@@ -1,0 +1,275 @@
+//! Assembly: spans of one trace become one turn (monitor/assemble.py states the rules; this is
+//! where they run). `Assembler` buffers each trace's SpanFacts until its turn is due, within
+//! bounds (this module); `compose` makes the turn (compose.rs, sources.rs, tool_calls.rs) and
+//! the sampler decides on it (complete.rs). A kept turn goes on as its JSON (`TurnRecord`), what
+//! the judge queue stores, and so do the last few turns of a batch, for /api/turns; only where
+//! no sampler decides do turns become monitor.model.AssistantTurn objects (output.rs writes
+//! both).
+
+mod complete;
+pub mod compose;
+mod output;
+mod sources;
+mod tool_calls;
+
+use std::collections::VecDeque;
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::facts::SpanFacts;
+use crate::sample::TurnSampler;
+use crate::HashMap;
+pub use complete::{Completed, TurnRecord};
+
+/// A trace being assembled.
+struct Pending {
+    seq: u64, // its place in `order`
+    first_seen: f64,
+    spans: Vec<Py<SpanFacts>>,      // in order of arrival
+    index: HashMap<Vec<u8>, usize>, // span id -> its place in `spans`
+    root_seen: bool,
+    size: usize, // accounted bytes of its span facts
+}
+
+/// Turns being assembled and the traces recently completed, bounded.
+#[pyclass(module = "monitor._native")]
+pub struct Assembler {
+    max_traces: usize,
+    max_spans: usize,
+    max_spans_per_trace: usize,
+    max_size: usize,
+    root_grace_s: f64,
+    decision_wait_s: f64,
+    remember_completed: usize,
+    pending: HashMap<Vec<u8>, Pending>,
+    // Oldest first; an entry whose trace left `pending` (or came back: another seq) is skipped.
+    order: VecDeque<(u64, Vec<u8>)>,
+    root_deadlines: VecDeque<(f64, Vec<u8>)>, // the grace is constant: sorted
+    completed: HashMap<Vec<u8>, u64>,
+    completed_order: VecDeque<(u64, Vec<u8>)>,
+    seq: u64,
+    #[pyo3(get)]
+    span_count: usize,
+    #[pyo3(get)]
+    size: usize,
+    sampler: Option<Py<TurnSampler>>, // decides which completed turns are passed on; None: all
+    recent: usize,                    // how many of a batch's last turns are recorded for /api/turns
+}
+
+#[pymethods]
+impl Assembler {
+    #[new]
+    #[pyo3(signature = (*, max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s,
+                        decision_wait_s, remember_completed, recent = 0, sampler = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        max_traces: usize,
+        max_spans: usize,
+        max_spans_per_trace: usize,
+        max_size: usize,
+        root_grace_s: f64,
+        decision_wait_s: f64,
+        remember_completed: usize,
+        recent: usize,
+        sampler: Option<Py<TurnSampler>>,
+    ) -> Self {
+        Assembler {
+            max_traces,
+            max_spans,
+            max_spans_per_trace,
+            max_size,
+            root_grace_s,
+            decision_wait_s,
+            remember_completed,
+            pending: HashMap::default(),
+            order: VecDeque::new(),
+            root_deadlines: VecDeque::new(),
+            completed: HashMap::default(),
+            completed_order: VecDeque::new(),
+            seq: 0,
+            span_count: 0,
+            size: 0,
+            sampler,
+            recent,
+        }
+    }
+
+    #[getter]
+    fn trace_count(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn holds(&self, trace_id: &[u8]) -> bool {
+        self.pending.contains_key(trace_id)
+    }
+
+    /// Buffer spans. Returns (turns flushed early to make room, spans refused as late, spans
+    /// refused because their trace is too large, the limit each flush was for). `backlog`: the
+    /// sampled turns waiting for a judge, which the sampler's rates fall with.
+    #[pyo3(signature = (facts, now, backlog = 0))]
+    fn add(
+        &mut self,
+        py: Python<'_>,
+        facts: &Bound<'_, PyList>,
+        now: f64,
+        backlog: i64,
+    ) -> PyResult<(Completed, u64, u64, Vec<&'static str>)> {
+        let (mut late, mut too_large) = (0u64, 0u64);
+        for item in facts.iter() {
+            let item = item.downcast_into::<SpanFacts>()?;
+            let f = item.borrow();
+            let trace_id = &f.trace_id;
+            if !self.pending.contains_key(trace_id) {
+                if self.completed.contains_key(trace_id) {
+                    late += 1;
+                    continue;
+                }
+                self.seq += 1;
+                self.order.push_back((self.seq, trace_id.clone()));
+                self.pending.insert(
+                    trace_id.clone(),
+                    Pending {
+                        seq: self.seq,
+                        first_seen: now,
+                        spans: Vec::new(),
+                        index: HashMap::default(),
+                        root_seen: false,
+                        size: 0,
+                    },
+                );
+            }
+            let pending = self.pending.get_mut(trace_id).expect("inserted above");
+            let known = pending.index.get(&f.span_id).copied();
+            if known.is_none() && pending.spans.len() >= self.max_spans_per_trace && !f.is_root {
+                // The root is always kept: it ends the turn and often carries its question.
+                too_large += 1;
+                continue;
+            }
+            let size = f.size(); // a merged fragment is charged whole: an upper bound
+            pending.size += size;
+            self.size += size;
+            let known = match known {
+                Some(n) => {
+                    let known = pending.spans[n].bind(py);
+                    if !known.is(&item) {
+                        known.borrow_mut().merge(&f);
+                    }
+                    known.clone()
+                }
+                None => {
+                    pending.index.insert(f.span_id.clone(), pending.spans.len());
+                    pending.spans.push(item.clone().unbind());
+                    self.span_count += 1;
+                    item.clone()
+                }
+            };
+            drop(f);
+            let known = known.borrow();
+            if known.is_root && !known.is_log_fragment && !pending.root_seen {
+                pending.root_seen = true;
+                self.root_deadlines.push_back((now + self.root_grace_s, known.trace_id.clone()));
+            }
+        }
+        let mut flushed = Vec::new();
+        let mut evicted = Vec::new();
+        while let Some(limit) = self.over_limit() {
+            let Some(oldest) = self.oldest() else { break };
+            evicted.push(limit);
+            flushed.push(self.take(oldest, "evicted"));
+        }
+        Ok((self.complete(py, flushed, backlog)?, late, too_large, evicted))
+    }
+
+    /// Complete the turns that are due.
+    #[pyo3(signature = (now, backlog = 0))]
+    fn expire(&mut self, py: Python<'_>, now: f64, backlog: i64) -> PyResult<Completed> {
+        let mut done = Vec::new();
+        while self.root_deadlines.front().is_some_and(|(due, _)| *due <= now) {
+            let (_, trace_id) = self.root_deadlines.pop_front().expect("checked");
+            if self.pending.contains_key(&trace_id) {
+                done.push(self.take(trace_id, "root_ended"));
+            }
+        }
+        while let Some(oldest) = self.oldest() {
+            if self.pending[&oldest].first_seen + self.decision_wait_s > now {
+                break;
+            }
+            done.push(self.take(oldest, "decision_wait"));
+        }
+        self.complete(py, done, backlog)
+    }
+
+    /// Drop turns being assembled without completing them (their source will re-send), and
+    /// forget those completed: a re-send is assembled again, not refused as late.
+    fn discard(&mut self, trace_ids: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let mut dropped = 0;
+        for trace_id in trace_ids.try_iter()? {
+            let trace_id: Vec<u8> = trace_id?.extract()?;
+            self.completed.remove(&trace_id);
+            if let Some(pending) = self.pending.remove(&trace_id) {
+                self.span_count -= pending.spans.len();
+                self.size -= pending.size;
+                dropped += 1;
+            }
+        }
+        Ok(dropped)
+    }
+
+    #[pyo3(signature = (backlog = 0))]
+    fn flush_all(&mut self, py: Python<'_>, backlog: i64) -> PyResult<Completed> {
+        let mut done = Vec::new();
+        while let Some(oldest) = self.oldest() {
+            done.push(self.take(oldest, "shutdown"));
+        }
+        self.complete(py, done, backlog)
+    }
+}
+
+impl Assembler {
+    fn over_limit(&self) -> Option<&'static str> {
+        if self.pending.len() > self.max_traces {
+            Some("traces")
+        } else if self.span_count > self.max_spans {
+            Some("spans")
+        } else if self.size > self.max_size {
+            Some("bytes")
+        } else {
+            None
+        }
+    }
+
+    /// The trace pending longest, skipping the places of traces gone.
+    fn oldest(&mut self) -> Option<Vec<u8>> {
+        while let Some((seq, trace_id)) = self.order.front() {
+            if self.pending.get(trace_id).is_some_and(|p| p.seq == *seq) {
+                return Some(trace_id.clone());
+            }
+            self.order.pop_front();
+        }
+        None
+    }
+
+    /// A due trace out of the buffer, remembered as completed.
+    fn take(&mut self, trace_id: Vec<u8>, reason: &'static str) -> (Vec<u8>, Pending, &'static str) {
+        let pending = self.pending.remove(&trace_id).expect("a pending trace");
+        self.span_count -= pending.spans.len();
+        self.size -= pending.size;
+        if self.remember_completed > 0 {
+            self.seq += 1;
+            self.completed.insert(trace_id.clone(), self.seq);
+            self.completed_order.push_back((self.seq, trace_id.clone()));
+            while self.completed.len() > self.remember_completed {
+                let (seq, oldest) = self.completed_order.pop_front().expect("as many as remembered");
+                if self.completed.get(&oldest) == Some(&seq) {
+                    self.completed.remove(&oldest);
+                }
+            }
+            if self.completed_order.len() > 2 * self.remember_completed {
+                let completed = &self.completed;
+                self.completed_order.retain(|(seq, t)| completed.get(t) == Some(seq));
+            }
+        }
+        (trace_id, pending, reason)
+    }
+}
