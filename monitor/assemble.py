@@ -24,7 +24,7 @@ Which source of a field wins, for every convention alike:
 
 `AssistantTurn.sources` records, per field, the span and fact each came from (`turns --explain`).
 The corpus of real instrumentors' traces (tests/fixtures/otlp) is the evidence for these rules.
-They run compiled (native/src/assemble.rs), over span facts that stay compiled. The sampler's
+They run compiled (native/src/assemble/), over span facts that stay compiled. The sampler's
 decision is taken there too, on the composed turn: Python sees the turns kept for judging and the
 last few for /api/turns as their ids and JSON (`TurnRecord`: what the judge queue stores), and the
 rest only as counts and trace ids (at the sampling defaults, most turns).
@@ -46,7 +46,7 @@ from monitor import _native
 from monitor.config import AssemblySettings
 from monitor.model import SpanFacts
 
-Completed = _native.Completed  # turns completed at once: see native/src/assemble.rs
+Completed = _native.Completed  # turns completed at once: see native/src/assemble/complete.rs
 
 
 def facts_size(facts: SpanFacts) -> int:

@@ -2,58 +2,33 @@
 
 Assembly records, per field, the span it was taken from and which of that span's facts
 (`AssistantTurn.sources`, see monitor/assemble.py for which source wins); this module names the
-attributes or events each convention writes that fact in, so a user whose field looks wrong
-knows which span and attribute to look at in their tracing backend.
+attributes or events each convention reads that fact from, as the convention's rules declare them
+(`monitor._native.CONVENTIONS`), so a user whose field looks wrong knows which span and attribute
+to look at in their tracing backend.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-# (the span's fact, convention) -> where that convention writes it
-ATTRIBUTES: dict[tuple[str, str], str] = {
-    ("question", "assistant"): "assistant.question",
-    ("answer", "assistant"): "assistant.answer",
-    ("input_text", "openinference"): "input.value (a RETRIEVER span's query, a CHAIN's input)",
-    ("input_text", "openllmetry"): "traceloop.entity.input",
-    ("input_text", "genai"): "gen_ai.retrieval.query.text",
-    ("output_text", "openinference"): "output.value",
-    ("output_text", "openllmetry"): "traceloop.entity.output",
-    ("input_messages", "openinference"): "llm.input_messages.N.message.*",
-    ("input_messages", "openllmetry"): "gen_ai.prompt.N.*",
-    ("input_messages", "genai"): "gen_ai.input.messages",
-    ("input_events", "genai"): "gen_ai.*.message log events (gen_ai.user.message, ...)",
-    ("output_messages", "openinference"): "llm.output_messages.N.message.*",
-    ("output_messages", "openllmetry"): "gen_ai.completion.N.*",
-    ("output_messages", "genai"): "gen_ai.output.messages",
-    ("output_events", "genai"): "gen_ai.choice log events",
-    ("documents", "openinference"): "retrieval.documents.N.document.* (id: document.id, else "
-                                    "the id in document.metadata)",
-    ("documents", "genai"): "gen_ai.retrieval.documents",
-    ("documents", "openllmetry"): "db.query.result events",
-    ("tool", "openinference"): "tool.name, input.value, output.value",
-    ("tool", "openllmetry"): "traceloop.entity.name, traceloop.entity.input/output",
-    ("tool", "genai"): "gen_ai.tool.name, gen_ai.tool.call.arguments, gen_ai.tool.call.result",
-    ("requested_call", "openinference"): "llm.*_messages.N.message.tool_calls.N.tool_call.*",
-    ("requested_call", "openllmetry"): "gen_ai.completion.N.tool_calls.N.*",
-    ("requested_call", "genai"): "tool_call parts of gen_ai.output.messages / gen_ai.choice",
-    ("tool_message", "openinference"): "llm.input_messages.N.message (role tool)",
-    ("tool_message", "openllmetry"): "gen_ai.prompt.N (role tool)",
-    ("tool_message", "genai"): "tool_call_response parts of gen_ai.input.messages, "
-                               "gen_ai.tool.message events",
-    ("model", "openinference"): "llm.model_name",
-    ("model", "openllmetry"): "gen_ai.response.model, gen_ai.request.model",
-    ("model", "genai"): "gen_ai.response.model, gen_ai.request.model",
-}
+from monitor._native import CONVENTIONS
 
 FIELDS = ("question", "answer", "documents", "tool_calls", "model")
 
 
 def attribute(fact: str, conventions: list[str]) -> str:
-    """Where the span's conventions write `fact`; the first convention that has it."""
-    for convention in sorted(conventions, key=lambda c: c == "genai"):  # genai: the fallback
-        if (fact, convention) in ATTRIBUTES:
-            return ATTRIBUTES[(fact, convention)]
+    """Where the span's conventions write `fact`; the first convention that reads it."""
+    for name in sorted(conventions, key=lambda c: c == "genai"):  # genai: the fallback
+        convention = CONVENTIONS.get(name)
+        if convention is None:
+            continue
+        where = []
+        if fact in convention.attributes:
+            where.append(", ".join(convention.attributes[fact]))
+        if fact in convention.events:
+            where.append(", ".join(convention.events[fact]) + " events")
+        if where:
+            return "; ".join(where)
     return fact
 
 

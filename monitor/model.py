@@ -77,7 +77,10 @@ class Feedback(BaseModel):
 
 
 class AssistantTurn(BaseModel):
-    """One user question and everything the assistant did to answer it (one trace)."""
+    """One user question and everything the assistant did to answer it (one trace).
+
+    The turn's schema: the compiled assembler writes these fields, in this order, as JSON and as
+    this object (native/src/assemble/output.rs); tests/test_conventions.py holds both to it."""
 
     trace_id: str  # 32 hex digits
     root_span_id: str | None = None  # 16 hex digits: the span the turn's verdicts are attached to
@@ -117,7 +120,7 @@ class Message:
 # What one span (or log events about it) tells about the turn, in convention-free terms: ids,
 # timing, status and the mapped fields (role, conventions, input/output messages, event
 # inputs/outputs, input/output text, documents, tool, model, question, answer, route, feedback,
-# scenario_id, expected_tool_calls, conversation_id, tokens). Compiled (native/src/facts.rs): the
+# scenario_id, expected_tool_calls, conversation_id, tokens). Compiled (native/src/facts/): the
 # decoders build them and the assembler reads them without making their content Python objects;
 # Python reads them as this module's classes, and builds them by keyword.
 SpanFacts = _native.SpanFacts

@@ -23,7 +23,7 @@ def test_the_question_of_a_prompt_with_documents_is_traced_to_the_retrieval_quer
     (question,) = [line for line in lines if line.strip().startswith("question")]
     assert "'retrieve'" in question and "gen_ai.retrieval.query.text" in question
     (answer,) = [line for line in lines if line.strip().startswith("answer")]
-    assert "gen_ai.choice log events" in answer
+    assert "gen_ai.choice" in answer and answer.endswith(" events")  # GenAI log events
     assert turn.question not in "\n".join(lines)  # it names sources, not content
 
 
@@ -31,7 +31,7 @@ def test_the_question_of_a_prompt_with_documents_is_traced_to_the_retrieval_quer
 def test_tool_arguments_are_traced_to_the_models_request() -> None:
     turn = turn_from(capture.FIXTURES / "openinference-langchain" / "tool_agent.json")
     lines = explain(turn.model_dump())
-    arguments = [line for line in lines if ".arguments" in line]
+    arguments = [line for line in lines if line.split()[0].endswith(".arguments")]
     assert len(arguments) == 2
     assert all("'ChatOpenAI'" in line and "tool_call" in line for line in arguments)
     (documents_line,) = [line for line in lines if "conventions seen" in line]

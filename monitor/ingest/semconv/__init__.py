@@ -1,6 +1,6 @@
 """Semantic conventions: what a span says about a turn, whichever instrumentation wrote it.
 
-The rules live in one place, compiled: native/src/semconv.rs (one mapper per convention:
+The rules live in one place, compiled: native/src/conventions/ (one module per convention:
 `assistant`, OpenTelemetry `genai` and its events, Arize `openinference`, Traceloop
 `openllmetry` and its vector-DB events), over the readers of native/src/readers.rs that coerce or
 drop what is wrongly typed and count it. The compiled trace decoder applies them to each span it
