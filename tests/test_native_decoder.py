@@ -252,7 +252,7 @@ _WIRE = {FieldDescriptor.TYPE_STRING: "string", FieldDescriptor.TYPE_BYTES: "byt
 
 def test_the_compiled_decoder_knows_every_field_of_the_installed_protos() -> None:
     """upb checks fields by their declared type (UTF-8 in strings, nesting in messages): a field
-    a newer opentelemetry-proto adds must be added to native/src/wire.rs too."""
+    a newer opentelemetry-proto adds must be added to native/src/wire/ too."""
     declared, stack, seen = set(), [ExportTraceServiceRequest.DESCRIPTOR], set()
     while stack:
         message = stack.pop()

@@ -31,6 +31,7 @@ pub const CONVENTION: Convention = Convention {
         ),
     ],
     events: &[
+        // its body holds the attributes above: read as a span's
         ("input_messages", &["gen_ai.client.inference.operation.details"]),
         ("output_messages", &["gen_ai.client.inference.operation.details"]),
         (

@@ -48,7 +48,10 @@ pub const EVENT_PREFIXES: [&str; 2] = ["gen_ai.", "db.query.result"];
 /// What a convention reads, declared beside its mapper: exported as
 /// `monitor._native.CONVENTIONS`, which `turns --explain` names a field's source from and
 /// tests/test_conventions.py holds the docs' table to. The tests below hold it to the keys its
-/// module reads.
+/// module reads. A fact is a SpanFacts field, or what assembly reads off messages and records as
+/// a turn field's source (`AssistantTurn.sources`): `input_events`, `output_events` (its
+/// event_inputs, event_outputs), `requested_call` (a tool call the model asked for),
+/// `tool_message` (the result a tool message gave it).
 pub struct Convention {
     /// As a span's `conventions` name it.
     pub name: &'static str,

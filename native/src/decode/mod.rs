@@ -1,4 +1,4 @@
-//! `TraceDecoder.traces(body)` reads an ExportTraceServiceRequest's bytes (wire.rs: no protobuf
+//! `TraceDecoder.traces(body)` reads an ExportTraceServiceRequest's bytes (wire/: no protobuf
 //! objects), checks ids and tenant, walks attribute values (truncation, depth limit, bytes as
 //! base64: attributes.rs), maps each span by the convention rules (conventions/) and builds its
 //! SpanFacts (facts/). It returns a `DecodedTraces`: the SpanFacts of the spans mapped and a
