@@ -1,9 +1,11 @@
 """How well the redactor finds personal data, and what it costs per turn.
 
-    python bench/pii_redaction.py [--split dev|test] [--bigbench bigbench-1.0.0.tar.gz --turns 40]
+    python bench/pii_redaction.py [--set pii|fresh] [--split dev|test]
+                                  [--bigbench bigbench-1.0.0.tar.gz --turns 40]
 
 Quality, on the labelled set bench/data/pii.jsonl (hand-written support questions, documents and
-answers; bench/data/PII.md): per entity type, recall is the share of labelled values left with
+answers; bench/data/PII.md; `--set fresh` reads bench/data/pii_fresh.jsonl, a later set written
+blind): per entity type, recall is the share of labelled values left with
 no letter or digit unredacted (by a placeholder of any type: what matters is that the value does
 not reach the judge; partly covered ones are counted apart), and precision the share of
 placeholders that cover some labelled value. Placeholders over a labelled negative (a product,
@@ -47,8 +49,11 @@ def covered(text: str, start: int, end: int, runs: list[tuple[int, int]]) -> str
     return "all" if hit == len(chars) else "part" if hit else "none"
 
 
-def quality(analyzer: PiiAnalyzer, split: str) -> None:
-    records = [json.loads(line) for line in (ROOT / "bench/data/pii.jsonl").open()]
+SETS = {"pii": "bench/data/pii.jsonl", "fresh": "bench/data/pii_fresh.jsonl"}
+
+
+def quality(analyzer: PiiAnalyzer, split: str, labelled: str = "pii") -> None:
+    records = [json.loads(line) for line in (ROOT / SETS[labelled]).open(encoding="utf-8")]
     records = [r for r in records if r["split"] == split]
     recall: dict[str, Counter[str]] = {}
     precision: dict[str, Counter[str]] = {}
@@ -128,6 +133,8 @@ def cost(analyzer_settings: RedactionSettings, bigbench: Path, count: int) -> No
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="pii", dest="labelled",
+                        help="which labelled set: pii (pii.jsonl) or fresh (pii_fresh.jsonl)")
     parser.add_argument("--split", choices=["dev", "test"], default="dev")
     parser.add_argument("--bigbench", type=Path, help="the bigbench sdist: also measure cost")
     parser.add_argument("--turns", type=int, default=40)
@@ -137,7 +144,7 @@ def main() -> None:
     analyzer = PiiAnalyzer(settings)
     print(f"loaded in {time.process_time() - start:.1f} s CPU ({settings.spacy_model}, "
           f"{len(settings.entities)} entity types, score threshold {settings.score_threshold})")
-    quality(analyzer, args.split)
+    quality(analyzer, args.split, args.labelled)
     if args.bigbench:
         cost(settings, args.bigbench, args.turns)
 
