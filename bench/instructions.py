@@ -1,7 +1,7 @@
 """Instructions per span in the compiled path (decode, assembly, the kept turns' JSON), counted by
 callgrind: a figure that does not move with the machine's other work, for comparing commits.
 
-    python bench/instructions.py [--traces 4000] [--kept 0,1] [--native DIR]
+    python bench/instructions.py [--traces 4000] [--kept 0,1] [--before DIR]
     python bench/instructions.py --sidecar [--traces 4000]
 
 bench/ingest.py's RAG trace mix, 20 traces a request, decoded (`TraceDecoder.traces`), added to
@@ -9,12 +9,12 @@ the assembler and completed 2,000 traces a tick (`Assembler.add`, `Assembler.exp
 composed and sampled, the kept ones' JSON written, the last 100 a tick recorded for /api/turns),
 once per `--kept` share (the sampler's rate: 0 keeps no turn, 1 every turn). Only instructions
 inside those three compiled calls are counted (valgrind's --toggle-collect), not Python's around
-them. `--native DIR`: the compiled module of another build (`pip install --no-deps --target DIR .`
-of an earlier commit, 45b4efb or later: before it, `TraceDecoder.traces` answered in another
-shape), for a side-by-side. Needs valgrind (`apt-get install valgrind`); a run
-takes about a minute a share. Timings on a shared machine move 10-30 % between runs; instruction
-counts are the same every run, though an instruction is not a fixed time (memory stalls,
-branches). Nothing is asserted.
+them. `--before DIR`: the package of another build, side by side: `pip install --no-deps --target
+DIR .` in a checkout of an earlier commit (before 995810a, whose compiled module was a package of
+its own: `pip install --no-deps --target DIR ./native .`; 45b4efb or later). Needs valgrind
+(`apt-get install valgrind`); a run takes about a minute a share. Timings on a shared machine
+move 10-30 % between runs; instruction counts are the same every run, though an instruction is
+not a fixed time (memory stalls, branches). Nothing is asserted.
 
 `--sidecar`: the whole sidecar process instead (`assistant-monitor run`, every thread: receivers,
 event loop, Python, the compiled calls), serving the mix through its gRPC receiver and then its
@@ -37,7 +37,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The package measured: this tree's, or the one `--before` names (its compiled module inside it).
+sys.path.insert(0, os.environ.get("BENCH_PACKAGE") or str(Path(__file__).resolve().parents[1]))
 
 COMPILED_CALLS = ("__pymethod_traces__", "__pymethod_add__", "__pymethod_expire__")
 
@@ -69,12 +70,12 @@ def work(traces: int, kept: float) -> None:
     assembler.expire()
 
 
-def count(traces: int, kept: float, native: Path | None) -> int:
+def count(traces: int, kept: float, package: Path | None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         env = dict(os.environ)
-        if native is not None:  # ahead of the installed module
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(native), env.get("PYTHONPATH")]))
+        if package is not None:
+            env["BENCH_PACKAGE"] = str(package)
         run = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
              *(f"--toggle-collect=*{call}*" for call in COMPILED_CALLS),
@@ -134,7 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=4000)
     parser.add_argument("--kept", default="0,1", help="shares of turns kept, e.g. 0,0.2,1")
-    parser.add_argument("--native", type=Path, help="another build's compiled module's directory")
+    parser.add_argument("--before", type=Path, help="another build's package directory")
     parser.add_argument("--sidecar", action="store_true",
                         help="the whole sidecar process serving the mix through its receivers")
     parser.add_argument("--work", nargs=2, help=argparse.SUPPRESS)
@@ -155,12 +156,12 @@ def main() -> None:
         return
     spans = 5 * args.traces  # the mix: 5 spans a trace
     builds: dict[str, Path | None] = {"this build": None}
-    if args.native:
-        builds[str(args.native)] = args.native
+    if args.before:
+        builds[str(args.before)] = args.before
     print(f"{args.traces} traces, {spans} spans; instructions per span inside the compiled calls")
     for kept in (float(k) for k in args.kept.split(",")):
-        figures = {name: count(args.traces, kept, native) / spans
-                   for name, native in builds.items()}
+        figures = {name: count(args.traces, kept, package) / spans
+                   for name, package in builds.items()}
         print(f"  {kept:>4.0%} kept: " + ", ".join(f"{name} {value:,.0f}"
                                                   for name, value in figures.items()))
 

@@ -160,6 +160,14 @@ class Completed:
     completions: dict[str, int]
     size: int
 
+class Added:
+    """What `Assembler.add` did with a batch of spans."""
+
+    flushed: Completed  # the turns flushed early to make room
+    late: int  # spans refused: their turn was completed already
+    too_large: int  # spans refused: their trace holds max_spans_per_trace already
+    evicted: list[Literal["traces", "spans", "bytes"]]  # the limit each early flush was for
+
 class TurnSampler:
     def __init__(self, *, always_keep: list[str], default_rate: float,
                  service_rates: dict[str, float], route_rates: dict[str, float],
@@ -177,8 +185,7 @@ class Assembler:
     @property
     def trace_count(self) -> int: ...
     def holds(self, trace_id: bytes) -> bool: ...
-    def add(self, facts: list[SpanFacts], now: float, backlog: int = 0
-            ) -> tuple[Completed, int, int, list[str]]: ...
+    def add(self, facts: list[SpanFacts], now: float, backlog: int = 0) -> Added: ...
     def expire(self, now: float, backlog: int = 0) -> Completed: ...
     def discard(self, trace_ids: Iterable[bytes]) -> int: ...
     def flush_all(self, backlog: int = 0) -> Completed: ...

@@ -145,14 +145,14 @@ class TurnAssembler:
     def add(self, facts: list[SpanFacts], backlog: int = 0) -> Completed:
         """Buffer spans; return the turns flushed early to make room. `backlog`: sampled turns
         waiting for a judge (the sampler's rates fall as it grows)."""
-        flushed, late, too_large, evicted = self._buffer.add(facts, self.clock(), backlog)
-        if late:
-            self.metrics.spans_refused.labels("late").inc(late)
-        if too_large:
-            self.metrics.spans_refused.labels("trace_too_large").inc(too_large)
-        for limit in evicted:
+        added = self._buffer.add(facts, self.clock(), backlog)
+        if added.late:
+            self.metrics.spans_refused.labels("late").inc(added.late)
+        if added.too_large:
+            self.metrics.spans_refused.labels("trace_too_large").inc(added.too_large)
+        for limit in added.evicted:
             self.metrics.assembly_evictions.labels(limit).inc()
-        return self._completed(flushed)
+        return self._completed(added.flushed)
 
     def expire(self, backlog: int = 0) -> Completed:
         """Complete the turns that are due."""

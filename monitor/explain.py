@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from monitor._native import CONVENTIONS
+from monitor import _native
 
 FIELDS = ("question", "answer", "documents", "tool_calls", "model")
 
@@ -19,7 +19,7 @@ FIELDS = ("question", "answer", "documents", "tool_calls", "model")
 def attribute(fact: str, conventions: list[str]) -> str:
     """Where the span's conventions write `fact`; the first convention that reads it."""
     for name in sorted(conventions, key=lambda c: c == "genai"):  # genai: the fallback
-        convention = CONVENTIONS.get(name)
+        convention = _native.CONVENTIONS.get(name)
         if convention is None:
             continue
         where = []

@@ -124,6 +124,7 @@ fn native_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(facts::count_conventions, m)?)?;
     m.add_function(wrap_pyfunction!(facts::register_models, m)?)?;
     m.add_class::<assemble::Assembler>()?;
+    m.add_class::<assemble::Added>()?;
     m.add_class::<assemble::Completed>()?;
     m.add_class::<assemble::TurnRecord>()?;
     m.add_class::<sample::TurnSampler>()?;

@@ -57,6 +57,19 @@ pub struct Completed {
     size: usize,
 }
 
+/// What `Assembler.add` did with a batch of spans.
+#[pyclass(module = "monitor._native", frozen, get_all)]
+pub struct Added {
+    /// The turns flushed early to make room.
+    pub flushed: Py<Completed>,
+    /// Spans refused as late: their turn was completed already.
+    pub late: u64,
+    /// Spans refused because their trace holds `max_spans_per_trace` already.
+    pub too_large: u64,
+    /// The limit ("traces", "spans", "bytes") each early flush was for.
+    pub evicted: Vec<&'static str>,
+}
+
 impl Assembler {
     /// The turns of traces taken out: composed, counted, decided on; recorded (or, with no
     /// sampler, built) where Python needs them. The backlog grows by each turn kept, as the

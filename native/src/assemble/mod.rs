@@ -20,7 +20,7 @@ use pyo3::types::PyList;
 use crate::facts::SpanFacts;
 use crate::sample::TurnSampler;
 use crate::HashMap;
-pub use complete::{Completed, TurnRecord};
+pub use complete::{Added, Completed, TurnRecord};
 
 /// A trace being assembled.
 struct Pending {
@@ -108,13 +108,7 @@ impl Assembler {
     /// refused because their trace is too large, the limit each flush was for). `backlog`: the
     /// sampled turns waiting for a judge, which the sampler's rates fall with.
     #[pyo3(signature = (facts, now, backlog = 0))]
-    fn add(
-        &mut self,
-        py: Python<'_>,
-        facts: &Bound<'_, PyList>,
-        now: f64,
-        backlog: i64,
-    ) -> PyResult<(Completed, u64, u64, Vec<&'static str>)> {
+    fn add(&mut self, py: Python<'_>, facts: &Bound<'_, PyList>, now: f64, backlog: i64) -> PyResult<Added> {
         let (mut late, mut too_large) = (0u64, 0u64);
         for item in facts.iter() {
             let item = item.downcast_into::<SpanFacts>()?;
@@ -178,7 +172,8 @@ impl Assembler {
             evicted.push(limit);
             flushed.push(self.take(oldest, "evicted"));
         }
-        Ok((self.complete(py, flushed, backlog)?, late, too_large, evicted))
+        let flushed = Py::new(py, self.complete(py, flushed, backlog)?)?;
+        Ok(Added { flushed, late, too_large, evicted })
     }
 
     /// Complete the turns that are due.
