@@ -120,6 +120,21 @@ def replicas() -> Iterator[Callable[..., Replica]]:
             replica.stop()
 
 
+def two_slow_judges_and_an_ingest(kafka: KafkaBroker, replicas: Callable[..., Replica]
+                                  ) -> tuple[str, Replica, Replica, Replica]:
+    """A new topic of 4 partitions, two judge replicas sharing them (about five turns a second
+    each) and an ingest replica publishing to it."""
+    topic = new_topic(kafka, partitions=4)
+    slow = {"calls_per_minute": 300}
+    first = replicas(**queue(kafka, topic, "judge", **slow))
+    wait_until(lambda: len(first.partitions()) == 4, what="the first judge replica assigned")
+    second = replicas(**queue(kafka, topic, "judge", **slow))
+    wait_until(lambda: first.partitions() and second.partitions()
+               and first.partitions() | second.partitions() == {0, 1, 2, 3},
+               what="both judge replicas sharing the partitions")
+    return topic, first, second, replicas(**queue(kafka, topic, "ingest"))
+
+
 AHEAD = 16  # turns sent and not yet judged while streaming: both replicas' read-ahead full
 
 
@@ -142,15 +157,7 @@ def stream(endpoint: str, sent: list[str], until: threading.Event, more: int,
 @pytest.mark.integration  # a real Kafka broker
 def test_a_judge_replica_stopped_for_good_mid_stream_every_turn_judged_exactly_once(
         kafka: KafkaBroker, replicas: Callable[..., Replica]) -> None:
-    topic = new_topic(kafka, partitions=4)
-    slow = {"calls_per_minute": 300}  # about five turns a second per replica
-    first = replicas(**queue(kafka, topic, "judge", **slow))
-    wait_until(lambda: len(first.partitions()) == 4, what="the first judge replica assigned")
-    second = replicas(**queue(kafka, topic, "judge", **slow))
-    wait_until(lambda: first.partitions() and second.partitions()
-               and first.partitions() | second.partitions() == {0, 1, 2, 3},
-               what="both judge replicas sharing the partitions")
-    ingest = replicas(**queue(kafka, topic, "ingest"))
+    _, first, second, ingest = two_slow_judges_and_an_ingest(kafka, replicas)
     assert ingest.sidecar.store is None and ingest.sidecar.judging is None  # it judges nothing
 
     sent: list[str] = []
@@ -258,15 +265,7 @@ def test_a_judge_replica_killed_mid_stream_loses_no_turn(
     judged, those it had read and not judged exactly once; only one it judged after its last
     commit may be judged again (at least once). On its restart, the turns it left unjudged are
     dropped from its store, not judged a second time."""
-    topic = new_topic(kafka, partitions=4)
-    slow = {"calls_per_minute": 300}
-    first = replicas(**queue(kafka, topic, "judge", **slow))
-    wait_until(lambda: len(first.partitions()) == 4, what="the first judge replica assigned")
-    second = replicas(**queue(kafka, topic, "judge", **slow))
-    wait_until(lambda: first.partitions() and second.partitions()
-               and first.partitions() | second.partitions() == {0, 1, 2, 3},
-               what="both judge replicas sharing the partitions")
-    ingest = replicas(**queue(kafka, topic, "ingest"))
+    topic, first, second, ingest = two_slow_judges_and_an_ingest(kafka, replicas)
 
     sent: list[str] = []
     killed, frozen, thawed = threading.Event(), threading.Event(), threading.Event()

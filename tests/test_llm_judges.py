@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -228,8 +229,9 @@ async def test_retries_honour_retry_after() -> None:
     assert elapsed >= 1.0  # the Retry-After second was waited
 
 
-async def test_circuit_breaker_opens_fails_fast_and_recovers() -> None:
-    down = {"on": True, "refused": 0}
+def endpoint_down() -> tuple[dict[str, Any], Callable[[dict[str, Any]], Reply]]:
+    """A judge endpoint that answers 503 (counted in `refused`) until `on` is set False."""
+    down: dict[str, Any] = {"on": True, "refused": 0}
 
     def script(request: dict[str, Any]) -> Reply:
         if down["on"]:
@@ -237,6 +239,11 @@ async def test_circuit_breaker_opens_fails_fast_and_recovers() -> None:
             return Reply(status=503)
         return judge_model(request)
 
+    return down, script
+
+
+async def test_circuit_breaker_opens_fails_fast_and_recovers() -> None:
+    down, script = endpoint_down()
     with ScriptedOpenAIServer(script) as server:
         # One call at a time: the turn's second call waits for the first, so it is cancelled
         # (or finds the circuit open) before it is sent, and the server's count is exact.
@@ -372,14 +379,7 @@ async def test_outage_then_recovery_through_the_sidecar_loses_no_turn(tmp_path) 
     from tests.conftest import test_settings
     from tests.traffic import ALL
 
-    down = {"on": True, "refused": 0}
-
-    def script(request: dict[str, Any]) -> Reply:
-        if down["on"]:
-            down["refused"] += 1
-            return Reply(status=503)
-        return judge_model(request)
-
+    down, script = endpoint_down()
     with ScriptedOpenAIServer(script) as server:
         settings = test_settings(
             store={"path": str(tmp_path / "store.db")},

@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
@@ -112,6 +113,20 @@ def script_for(scenario: Scenario):  # the model: ask for the tools first, then 
                          prompt_tokens=100, completion_tokens=12)
         return Reply(content=scenario.answer, prompt_tokens=120, completion_tokens=9)
     return reply
+
+
+def scripted_tools(scenario: Scenario) -> Callable[..., str]:
+    """The scenario's tools as a framework calls them: `outcome(name, **arguments)` gives the
+    scripted result, or raises LookupError with it where the call fails."""
+    outcomes = {(n, json.dumps(a)): (r, failed) for n, a, r, failed in scenario.tool_calls}
+
+    def outcome(name: str, **kwargs: str) -> str:
+        result, failed = outcomes[(name, json.dumps(kwargs))]
+        if failed:
+            raise LookupError(result)
+        return result
+
+    return outcome
 
 
 def prompt(scenario: Scenario) -> list[tuple[str, str]]:
@@ -295,13 +310,7 @@ def run_llama_index(scenario: Scenario, base_url: str) -> None:
             return [NodeWithScore(node=TextNode(id_=i, text=c), score=1.0)
                     for i, c in scenario.documents]
 
-    outcomes = {(n, json.dumps(a)): (r, failed) for n, a, r, failed in scenario.tool_calls}
-
-    def outcome(name: str, **kwargs: str) -> str:
-        result, failed = outcomes[(name, json.dumps(kwargs))]
-        if failed:
-            raise LookupError(result)
-        return result
+    outcome = scripted_tools(scenario)
 
     def lookup_policy(topic: str) -> str:
         return outcome("lookup_policy", topic=topic)
@@ -348,13 +357,7 @@ def run_openai_agents(scenario: Scenario, base_url: str) -> None:
     from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
     from openai import AsyncOpenAI
 
-    outcomes = {(n, json.dumps(a)): (r, failed) for n, a, r, failed in scenario.tool_calls}
-
-    def outcome(name: str, **kwargs: str) -> str:
-        result, failed = outcomes[(name, json.dumps(kwargs))]
-        if failed:
-            raise LookupError(result)
-        return result
+    outcome = scripted_tools(scenario)
 
     def told(_context: Any, error: Exception) -> str:  # the model gets the failure's message
         return str(error)
