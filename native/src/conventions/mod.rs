@@ -33,9 +33,9 @@ mod openllmetry;
 
 use std::borrow::Cow;
 
-use crate::facts::Facts;
-use crate::readers::{py_str, Entry, Issues};
-use crate::value::Value;
+use crate::facts::{Facts, Message, ToolCall};
+use crate::readers::{indexed, maybe_json, py_str, string, text, Entry, Issues};
+use crate::value::{owned, Value};
 
 /// A span's attributes, or an event's, or a JSON object: keys in order, each once.
 pub type Attrs<'a> = [(Cow<'a, str>, Value<'a>)];
@@ -151,6 +151,55 @@ fn str_or<E: Entry>(attrs: &[E], key: &str, default: &str) -> String {
         Some(e) => py_str(e.value()),
         None => default.to_string(),
     }
+}
+
+/// Where a convention writes the fields of its flattened chat messages (`<prefix>N.<role>`, ...)
+/// and of each message's tool calls (`<tool_calls>M.<call_name>`, ...).
+struct MessageKeys {
+    role: &'static str,
+    content: &'static str,
+    tool_call_id: &'static str,
+    tool_calls: &'static str,
+    call_name: &'static str,
+    call_id: &'static str,
+    call_arguments: &'static str,
+}
+
+/// A convention's flattened chat messages, in index order (None: none under `prefix`); `more`
+/// reads what the convention adds to a message from the message's own attributes.
+fn flattened_messages(
+    attrs: &Attrs,
+    prefix: &str,
+    keys: &MessageKeys,
+    issues: &mut Issues,
+    more: impl Fn(&[(&str, &Value)], &mut Message, &mut Issues),
+) -> Option<Vec<Message>> {
+    let groups = indexed(attrs, prefix);
+    if groups.is_empty() {
+        return None;
+    }
+    let mut messages = Vec::with_capacity(groups.len());
+    for group in &groups {
+        let mut message = Message {
+            role: str_or(group, keys.role, ""),
+            content: text(get(group, keys.content)),
+            tool_call_id: string(get(group, keys.tool_call_id), issues, "tool_call_id"),
+            ..Default::default()
+        };
+        for call in indexed(group, keys.tool_calls) {
+            if let Some(name) = get(&call, keys.call_name).filter(|n| n.truthy()) {
+                message.tool_calls.push(ToolCall {
+                    name: py_str(name),
+                    call_id: string(get(&call, keys.call_id), issues, "tool_call_id"),
+                    arguments: owned(maybe_json(get(&call, keys.call_arguments), issues)),
+                    ..Default::default()
+                });
+            }
+        }
+        more(group, &mut message, issues);
+        messages.push(message);
+    }
+    Some(messages)
 }
 
 fn map_of<'a>(value: &'a Value<'a>) -> Option<&'a Attrs<'a>> {

@@ -6,7 +6,9 @@ use crate::readers::{
 };
 use crate::value::{owned, Value};
 
-use super::{first, genai, get, get_or, has, or, str_or, str_value, Attrs, Convention};
+use super::{
+    first, flattened_messages, genai, get, get_or, has, or, str_or, str_value, Attrs, Convention, MessageKeys,
+};
 
 pub const CONVENTION: Convention = Convention {
     name: "openinference",
@@ -63,44 +65,28 @@ fn role(kind: &str) -> &'static str {
     }
 }
 
+const MESSAGE_KEYS: MessageKeys = MessageKeys {
+    role: "message.role",
+    content: "message.content",
+    tool_call_id: "message.tool_call_id",
+    tool_calls: "message.tool_calls.",
+    call_name: "tool_call.function.name",
+    call_id: "tool_call.id",
+    call_arguments: "tool_call.function.arguments",
+};
+
 fn messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<Message>> {
-    let groups = indexed(attrs, prefix);
-    if groups.is_empty() {
-        return None;
-    }
-    let mut messages = Vec::with_capacity(groups.len());
-    for group in &groups {
-        let content = match get(&group[..], "message.content") {
-            Some(content) => text(Some(content)),
-            None => {
-                // multimodal: message.contents.M.message_content.text
-                let texts: Vec<String> = indexed(group, "message.contents.")
-                    .iter()
-                    .filter_map(|g| text(get(g, "message_content.text")))
-                    .filter(|t| !t.is_empty())
-                    .collect();
-                (!texts.is_empty()).then(|| texts.join("\n"))
-            }
-        };
-        let mut message = Message {
-            role: str_or(group, "message.role", ""),
-            content,
-            tool_call_id: string(get(group, "message.tool_call_id"), issues, "tool_call_id"),
-            ..Default::default()
-        };
-        for call in indexed(group, "message.tool_calls.") {
-            if let Some(name) = get(&call, "tool_call.function.name").filter(|n| n.truthy()) {
-                message.tool_calls.push(ToolCall {
-                    name: py_str(name),
-                    call_id: string(get(&call, "tool_call.id"), issues, "tool_call_id"),
-                    arguments: owned(maybe_json(get(&call, "tool_call.function.arguments"), issues)),
-                    ..Default::default()
-                });
-            }
+    flattened_messages(attrs, prefix, &MESSAGE_KEYS, issues, |group, message, _| {
+        if get(group, "message.content").is_none() {
+            // multimodal: message.contents.M.message_content.text
+            let texts: Vec<String> = indexed(group, "message.contents.")
+                .iter()
+                .filter_map(|g| text(get(g, "message_content.text")))
+                .filter(|t| !t.is_empty())
+                .collect();
+            message.content = (!texts.is_empty()).then(|| texts.join("\n"));
         }
-        messages.push(message);
-    }
-    Some(messages)
+    })
 }
 
 /// An LLM span that logs no flattened messages: its JSON value as chat messages, or as an

@@ -2,11 +2,13 @@
 
 use crate::facts::{Document, Facts, Message, ToolCall};
 use crate::readers::{
-    float, indexed, int, json_value, maybe_json, metadata_id, py_str, string, text, tool_message, Issues,
+    float, int, json_value, maybe_json, metadata_id, py_str, string, text, tool_message, Issues,
 };
 use crate::value::{owned, Value};
 
-use super::{first, get, get_or, has, map_of, or, str_or, Attrs, Convention, Event};
+use super::{
+    first, flattened_messages, get, get_or, has, map_of, or, str_or, Attrs, Convention, Event, MessageKeys,
+};
 
 pub const CONVENTION: Convention = Convention {
     name: "openllmetry",
@@ -53,29 +55,18 @@ fn role(kind: &str) -> &'static str {
     }
 }
 
+const MESSAGE_KEYS: MessageKeys = MessageKeys {
+    role: "role",
+    content: "content",
+    tool_call_id: "tool_call_id",
+    tool_calls: "tool_calls.",
+    call_name: "name",
+    call_id: "id",
+    call_arguments: "arguments",
+};
+
 fn messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<Message>> {
-    let groups = indexed(attrs, prefix);
-    if groups.is_empty() {
-        return None;
-    }
-    let mut messages = Vec::with_capacity(groups.len());
-    for group in &groups {
-        let mut message = Message {
-            role: str_or(group, "role", ""),
-            content: text(get(group, "content")),
-            tool_call_id: string(get(group, "tool_call_id"), issues, "tool_call_id"),
-            ..Default::default()
-        };
-        for call in indexed(group, "tool_calls.") {
-            if let Some(name) = get(&call, "name").filter(|n| n.truthy()) {
-                message.tool_calls.push(ToolCall {
-                    name: py_str(name),
-                    call_id: string(get(&call, "id"), issues, "tool_call_id"),
-                    arguments: owned(maybe_json(get(&call, "arguments"), issues)),
-                    ..Default::default()
-                });
-            }
-        }
+    flattened_messages(attrs, prefix, &MESSAGE_KEYS, issues, |group, message, issues| {
         if let Some(name) = get(group, "function_call.name").filter(|n| n.truthy()) {
             message.tool_calls.push(ToolCall {
                 name: py_str(name),
@@ -83,9 +74,7 @@ fn messages(attrs: &Attrs, prefix: &str, issues: &mut Issues) -> Option<Vec<Mess
                 ..Default::default()
             });
         }
-        messages.push(message);
-    }
-    Some(messages)
+    })
 }
 
 // LangChain callbacks' payloads, as OpenLLMetry's LangChain instrumentation logs them:
