@@ -143,19 +143,26 @@ def screenshot(driver: Any, path: Path) -> None:
 
 def submit(driver: Any, form: Any) -> None:
     """Submit a form by its button and wait for the page it leads to."""
-    old = find(driver, "html")
-    form.find_element("css selector", "button[type=submit]").click()
-    until(driver, lambda d: _stale(old), "the next page")
+    follow(driver, form.find_element("css selector", "button[type=submit]"), "the next page")
 
 
-def _stale(element: Any) -> bool:
-    from selenium.common.exceptions import StaleElementReferenceException
+def follow(driver: Any, element: Any, what: str) -> None:
+    """Click a link or button and wait for the page it loads.
 
-    try:
-        element.tag_name  # noqa: B018  (raises once the page is replaced)
-        return False
-    except StaleElementReferenceException:
-        return True
+    The old page is marked on its window object and the wait is for a loaded document without
+    the mark: probing an old element instead races the navigation, and Chromium can then answer
+    with an inspector error ("Node with given id does not belong to the document") rather than a
+    stale-element one.
+    """
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.execute_script("window.__amOldPage = true")
+    element.click()
+    WebDriverWait(driver, WAIT_S, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script(
+            "return window.__amOldPage === undefined && document.readyState === 'complete'"),
+        message=f"waiting for {what}")
 
 
 def log_in(driver: Any, served: Served, target: str) -> None:
@@ -206,9 +213,7 @@ def test_log_in_then_read_and_filter_the_worst_turns(browser: Any, served: Serve
     assert listed(browser) == [ids["hostile"], ids["grounded"]]
     screenshot(browser, shots / "worst-turns-filtered.png")
     # a row leads to its turn
-    old = find(browser, "html")
-    find(browser, f"#turns a[href='/ui/turns/{ids['grounded']}']").click()
-    until(browser, lambda d: _stale(old), "the turn page")
+    follow(browser, find(browser, f"#turns a[href='/ui/turns/{ids['grounded']}']"), "the turn page")
     assert browser.current_url == f"{served.url}/ui/turns/{ids['grounded']}"
 
 
