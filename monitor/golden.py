@@ -11,7 +11,7 @@ expected call with `for_each: <join>` repeats once per related row (its columns 
       - type: close_ticket
         rows: tickets.csv
         join: {items: {csv: action_items.csv, key: ticket_id}}
-        instructions: "Close ticket {ticket_id} once its {items_count} action items are done."
+        instructions: "Close ticket {ticket_id} ({title}) after its {items_count} action items."
         completion: "ticket {ticket_id} is closed"
         expected_calls:
           - {name: get_ticket, arguments: {ticket_id: "{ticket_id}"}}

@@ -16,7 +16,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 
@@ -170,18 +170,43 @@ def test_settings(**overrides: Any) -> Settings:
 test_settings.__test__ = False  # type: ignore[attr-defined]  # not a test, despite its name
 
 
-@pytest.fixture
-def start_sidecar() -> Iterator[Callable[..., RunningSidecar]]:
-    started: list[RunningSidecar] = []
+def scripted_llm_settings(store: Path, base_url: str, circuit_breaker: dict[str, Any],
+                          **judging: Any) -> Settings:
+    """Settings judging through one LLM endpoint (a scripted server) with no retries and one
+    attempt a turn, so a test sees each failure as it happens; the store at `store`."""
+    return test_settings(store={"path": str(store)}, judging={
+        "max_attempts": 1, **judging, "llm": {
+            "endpoints": [{"name": "tenant-llm", "base_url": base_url, "model": "judge-model",
+                           "max_retries": 0}],
+            "circuit_breaker": circuit_breaker}})
 
-    def start(downstream: TurnConsumer | None = None, **overrides: Any) -> RunningSidecar:
-        running = RunningSidecar(test_settings(**overrides), downstream)
-        started.append(running)
-        return running
+
+class Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+S = TypeVar("S", bound=Stoppable)
+
+
+def stopped_at_the_end(make: Callable[..., S]) -> Iterator[Callable[..., S]]:
+    """A fixture's body: yields `make`, and stops what it made once the test is over."""
+    started: list[S] = []
+
+    def start(*args: Any, **kwargs: Any) -> S:
+        started.append(make(*args, **kwargs))
+        return started[-1]
 
     yield start
-    for running in started:
-        running.stop()
+    for item in started:
+        item.stop()
+
+
+@pytest.fixture
+def start_sidecar() -> Iterator[Callable[..., RunningSidecar]]:
+    def make(downstream: TurnConsumer | None = None, **overrides: Any) -> RunningSidecar:
+        return RunningSidecar(test_settings(**overrides), downstream)
+
+    yield from stopped_at_the_end(make)
 
 
 @pytest.fixture

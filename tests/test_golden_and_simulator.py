@@ -7,27 +7,20 @@ import json
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from monitor import golden
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.integration
 
-TEMPLATES = """
-scenarios:
-  - type: close_ticket
-    rows: tickets.csv
-    join: {items: {csv: action_items.csv, key: ticket_id}}
-    instructions: "Close ticket {ticket_id} ({title}) after completing its {items_count} action items."
-    completion: "ticket {ticket_id} is closed"
-    expected_calls:
-      - {name: get_ticket, arguments: {ticket_id: "{ticket_id}"}}
-      - {for_each: items, name: complete_action_item, arguments: {item_id: "{item_id}"}}
-      - {name: close_ticket, arguments: {ticket_id: "{ticket_id}"}}
-"""
+# The module's documented example, so the docs show a template that works.
+TEMPLATES = textwrap.dedent(golden.__doc__.split("(its columns in scope):\n", 1)[1]  # type: ignore[union-attr]
+                            .split("\n\n", 1)[0])
 
 
 def write_business_data(folder: Path) -> Path:
@@ -51,8 +44,7 @@ def test_generator_keeps_entity_relationships(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in (tmp_path / "golden.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == ["close_ticket-1", "close_ticket-2"]
-    assert rows[0]["instructions"] == ("Close ticket T-1 (Printer jam) after completing its 2 "
-                                       "action items.")
+    assert rows[0]["instructions"] == "Close ticket T-1 (Printer jam) after its 2 action items."
     assert rows[0]["expected_tool_calls"] == [
         {"name": "get_ticket", "arguments": {"ticket_id": "T-1"}},
         {"name": "complete_action_item", "arguments": {"item_id": "A-1"}},
@@ -115,7 +107,7 @@ def test_simulator_records_every_call_and_feeds_eval(tmp_path: Path) -> None:
             assert done.returncode == 0, done.stderr
             outputs[model] = json.loads((tmp_path / f"{model}.jsonl").read_text())
     good, sloppy = outputs["helpdesk"], outputs["helpdesk-sloppy"]
-    assert good["question"] == "Hi! Close ticket T-1 (Printer jam) after completing its 2 action items."
+    assert good["question"] == "Hi! Close ticket T-1 (Printer jam) after its 2 action items."
     assert [(c["name"], c["arguments"]) for c in good["tool_calls"]] == [
         ("get_ticket", {"ticket_id": "T-1"}), ("complete_action_item", {"item_id": "A-1"}),
         ("complete_action_item", {"item_id": "A-2"}), ("close_ticket", {"ticket_id": "T-1"})]

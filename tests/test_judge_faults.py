@@ -52,7 +52,7 @@ async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_o
     turn is failed (one spent attempt would fail it: max_attempts is 1); once the endpoint
     recovers every turn is judged, exactly once."""
     from monitor.app import Sidecar
-    from tests.conftest import test_settings
+    from tests.conftest import scripted_llm_settings
 
     count, workers = 140, 4
     garbage = {"replies": 0}  # a garbled try takes 2 to 4 (a prompt and its re-ask, a sibling)
@@ -64,14 +64,11 @@ async def test_a_judge_answering_garbage_is_an_outage_and_every_turn_is_judged_o
         return judge_model(request)
 
     with ScriptedOpenAIServer(script) as server:
-        settings = test_settings(
-            store={"path": str(tmp_path / "store.db")},
-            judging={"max_attempts": 1, "workers": workers, "llm": {
-                "endpoints": [{"name": "tenant-llm", "base_url": server.base_url,
-                               "model": "judge-model", "max_retries": 0}],
-                # Closed throughout, so every turn meets the garbage (an open circuit would
-                # spare most of them the calls).
-                "circuit_breaker": {"failure_threshold": 100_000, "reset_timeout_s": 0.02}}})
+        # The circuit stays closed throughout, so every turn meets the garbage (an open circuit
+        # would spare most of them the calls).
+        settings = scripted_llm_settings(
+            tmp_path / "store.db", server.base_url,
+            {"failure_threshold": 100_000, "reset_timeout_s": 0.02}, workers=workers)
         sidecar = Sidecar(settings, registry=CollectorRegistry())
         await sidecar.start()
         try:

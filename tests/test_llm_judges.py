@@ -376,17 +376,13 @@ async def test_outage_then_recovery_through_the_sidecar_loses_no_turn(tmp_path) 
     """The judge endpoint is down while turns arrive: they wait in the store (no attempt is
     spent, nothing is marked failed) and are all judged once it is back."""
     from monitor.app import Sidecar
-    from tests.conftest import test_settings
+    from tests.conftest import scripted_llm_settings
     from tests.traffic import ALL
 
     down, script = endpoint_down()
     with ScriptedOpenAIServer(script) as server:
-        settings = test_settings(
-            store={"path": str(tmp_path / "store.db")},
-            judging={"max_attempts": 1, "llm": {
-                "endpoints": [{"name": "tenant-llm", "base_url": server.base_url,
-                               "model": "judge-model", "max_retries": 0}],
-                "circuit_breaker": {"failure_threshold": 1, "reset_timeout_s": 1.0}}})
+        settings = scripted_llm_settings(tmp_path / "store.db", server.base_url,
+                                         {"failure_threshold": 1, "reset_timeout_s": 1.0})
         sidecar = Sidecar(settings, registry=CollectorRegistry())
         await sidecar.start()
         try:

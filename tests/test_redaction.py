@@ -41,43 +41,39 @@ from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
+def planted(n: int, question: str, document_id: str, document: str, answer: str,
+            tool_calls: list[ToolCall] | None = None) -> AssistantTurn:
+    return AssistantTurn(trace_id=str(n) * 32, question=question, answer=answer,
+                         documents=[RetrievedDocument(id=document_id, content=document)],
+                         tool_calls=tool_calls or [])
+
+
 # Four support turns carrying people's names of several origins, street addresses in three
 # countries, e-mail addresses and phone numbers (a UK mobile among them).
 PLANTED_TURNS = [
-    AssistantTurn(
-        trace_id="1" * 32,
-        question="Hi, I'm Chidi Okafor. Can the replacement charger go to 221B Baker Street, "
-                 "London NW1 6XE instead of my office?",
-        documents=[RetrievedDocument(id="crm-1", content=(
-            "Customer Chidi Okafor, mobile +44 7700 900123, e-mail chidi.okafor@example.com. "
-            "Replacement chargers ship within 2 business days to the address on the ticket."))],
-        answer="Yes, Mr Okafor: the replacement charger will ship within 2 business days to "
-               "221B Baker Street, London NW1 6XE."),
-    AssistantTurn(
-        trace_id="2" * 32,
-        question="My colleague Siobhán O'Sullivan ordered the standing desk; where is it?",
-        documents=[RetrievedDocument(id="order-7", content=(
-            "Order 7781 for Siobhán O'Sullivan, delivery to 1600 Pennsylvania Ave NW, "
-            "Washington, DC 20500. Contact (555) 010-4477. Standing desks are delivered by "
-            "freight within 10 days."))],
-        answer="Siobhán's standing desk is with the freight carrier and arrives within 10 days."),
-    AssistantTurn(
-        trace_id="3" * 32,
-        question="Wei Zhang here - can Priya Raghunathan sign for my parcel at Hauptstraße 5, "
-                 "10115 Berlin?",
-        documents=[RetrievedDocument(id="policy-3", content=(
-            "A parcel may be signed for by a neighbour named in the order notes. Notes for "
-            "wei.zhang@example.de: neighbour Priya Raghunathan, +49 30 901820."))],
-        answer="Yes, Priya Raghunathan may sign for the parcel; she is named in your order "
-               "notes."),
-    AssistantTurn(
-        trace_id="4" * 32,
-        question="Please call Fatima Al-Sayed on +1 (212) 555-0147 about the warranty claim.",
-        documents=[RetrievedDocument(id="kb-9", content=(
-            "Warranty claims are answered by phone within one business day."))],
-        answer="We will call Fatima Al-Sayed within one business day about the warranty claim.",
-        tool_calls=[ToolCall(name="schedule_call", arguments={
-            "person": "Fatima Al-Sayed", "phone": "+1 (212) 555-0147"}, result="scheduled")]),
+    planted(1, "Hi, I'm Chidi Okafor. Can the replacement charger go to 221B Baker Street, "
+               "London NW1 6XE instead of my office?",
+            "crm-1", "Customer Chidi Okafor, mobile +44 7700 900123, e-mail "
+                     "chidi.okafor@example.com. Replacement chargers ship within 2 business "
+                     "days to the address on the ticket.",
+            "Yes, Mr Okafor: the replacement charger will ship within 2 business days to "
+            "221B Baker Street, London NW1 6XE."),
+    planted(2, "My colleague Siobhán O'Sullivan ordered the standing desk; where is it?",
+            "order-7", "Order 7781 for Siobhán O'Sullivan, delivery to 1600 Pennsylvania Ave "
+                       "NW, Washington, DC 20500. Contact (555) 010-4477. Standing desks are "
+                       "delivered by freight within 10 days.",
+            "Siobhán's standing desk is with the freight carrier and arrives within 10 days."),
+    planted(3, "Wei Zhang here - can Priya Raghunathan sign for my parcel at Hauptstraße 5, "
+               "10115 Berlin?",
+            "policy-3", "A parcel may be signed for by a neighbour named in the order notes. "
+                        "Notes for wei.zhang@example.de: neighbour Priya Raghunathan, "
+                        "+49 30 901820.",
+            "Yes, Priya Raghunathan may sign for the parcel; she is named in your order notes."),
+    planted(4, "Please call Fatima Al-Sayed on +1 (212) 555-0147 about the warranty claim.",
+            "kb-9", "Warranty claims are answered by phone within one business day.",
+            "We will call Fatima Al-Sayed within one business day about the warranty claim.",
+            [ToolCall(name="schedule_call", result="scheduled", arguments={
+                "person": "Fatima Al-Sayed", "phone": "+1 (212) 555-0147"})]),
 ]
 PLANTED = ["Chidi", "Okafor", "221B Baker Street", "NW1 6XE", "7700 900123", "chidi.okafor",
            "Siobhán", "O'Sullivan", "Pennsylvania Ave", "20500", "010-4477", "Wei Zhang",

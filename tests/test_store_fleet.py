@@ -22,7 +22,7 @@ from monitor.errors import ConfigError
 from monitor.model import AssistantTurn
 from monitor.store import Store, ThreadedStore
 from monitor.verdict import JudgeResult, Verdict
-from tests.conftest import RunningSidecar, test_settings
+from tests.conftest import RunningSidecar, stopped_at_the_end, test_settings
 from tests.kafka_broker import KafkaBroker
 from tests.postgres_server import PASSWORD, database, postgres  # noqa: F401  (fixtures)
 from tests.test_kafka_judge_queue import new_topic
@@ -78,16 +78,8 @@ def publish(kafka: KafkaBroker, topic: str, turns: list[AssistantTurn]) -> None:
 
 @pytest.fixture
 def replicas() -> Iterator[Callable[..., JudgeReplica]]:
-    started: list[JudgeReplica] = []
-
-    def start(judge: Scorer, **overrides: Any) -> JudgeReplica:
-        replica = JudgeReplica(test_settings(**overrides), judge)
-        started.append(replica)
-        return replica
-
-    yield start
-    for replica in started:
-        replica.stop()
+    yield from stopped_at_the_end(
+        lambda judge, **overrides: JudgeReplica(test_settings(**overrides), judge))
 
 
 @pytest.mark.integration  # a real Kafka broker and a real PostgreSQL server

@@ -17,6 +17,7 @@ import logging
 import os
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -245,9 +246,20 @@ class OtlpDecoder:
             out[kv.key] = s if s and len(s) <= max_len else self._value(v, 0, issues)
         return out
 
+    def _owned(self, batch: Batch, resources: Iterable[Any], noun: str,
+               count: Callable[[Any], int]) -> Iterator[tuple[Any, str | None, str | None]]:
+        """(resource entry, service, tenant) of each resource whose items are accepted; all are
+        counted as received, the refused ones as refused."""
+        for entry in resources:
+            n = count(entry)
+            batch.received += n
+            owner = self._resource(entry.resource.attributes, batch, n, noun)
+            if owner is not None:
+                yield entry, *owner
+
     def _resource(self, kvs: list[KeyValue], batch: Batch, count: int, noun: str
                   ) -> tuple[str | None, str | None] | None:
-        """(service, tenant) of a resource, or None if its spans are refused."""
+        """(service, tenant) of a resource, or None if its items are refused."""
         service = tenant = None
         for kv in kvs:
             if kv.key == A.SERVICE_NAME:
@@ -264,13 +276,9 @@ class OtlpDecoder:
     def traces(self, request: ExportTraceServiceRequest) -> Batch:
         batch = Batch()
         issues = batch.issues
-        for rs in request.resource_spans:
-            count = sum(len(ss.spans) for ss in rs.scope_spans)
-            batch.received += count
-            owner = self._resource(rs.resource.attributes, batch, count, "spans")
-            if owner is None:
-                continue
-            service, tenant = owner
+        owned = self._owned(batch, request.resource_spans, "spans",
+                            lambda rs: sum(len(ss.spans) for ss in rs.scope_spans))
+        for rs, service, tenant in owned:
             for ss in rs.scope_spans:
                 for span in ss.spans:
                     trace_id, span_id = span.trace_id, span.span_id
@@ -328,13 +336,9 @@ class OtlpDecoder:
         """
         batch = Batch()
         issues = batch.issues
-        for rl in request.resource_logs:
-            count = sum(len(sl.log_records) for sl in rl.scope_logs)
-            batch.received += count
-            owner = self._resource(rl.resource.attributes, batch, count, "log records")
-            if owner is None:
-                continue
-            service, tenant = owner
+        owned = self._owned(batch, request.resource_logs, "log records",
+                            lambda rl: sum(len(sl.log_records) for sl in rl.scope_logs))
+        for rl, service, tenant in owned:
             fragments: dict[bytes, tuple[SpanFacts, list[semconv.Event]]] = {}
             for sl in rl.scope_logs:
                 for record in sl.log_records:
