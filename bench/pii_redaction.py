@@ -27,6 +27,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,30 +56,42 @@ SETS = {"pii": "bench/data/pii.jsonl", "fresh": "bench/data/pii_fresh.jsonl"}
 def quality(analyzer: PiiAnalyzer, split: str, labelled: str = "pii") -> None:
     records = [json.loads(line) for line in (ROOT / SETS[labelled]).open(encoding="utf-8")]
     records = [r for r in records if r["split"] == split]
+    print(f"{split}: {len(records)} records")
+    score(analyzer, [[r] for r in records], "each text alone")
+    if all("thread" in r for r in records):
+        threads: dict[int, list[dict[str, Any]]] = {}
+        for r in records:
+            threads.setdefault(r["thread"], []).append(r)
+        score(analyzer, list(threads.values()),
+              f"each thread as one turn ({len(threads)}: a value found in one text is replaced "
+              "in the others, as redact_turn does)")
+
+
+def score(analyzer: PiiAnalyzer, turns: list[list[dict[str, Any]]], unit: str) -> None:
     recall: dict[str, Counter[str]] = {}
     precision: dict[str, Counter[str]] = {}
     negatives: Counter[str] = Counter()
     missed = []
-    for record in records:
-        text = record["text"]
-        # What the redactor replaces, each record standing alone (in a turn, a name found in
-        # one text is also replaced in the others).
-        runs = [(f.start, f.end, f.entity) for f in Redactor(analyzer).findings([text])[0]]
-        spans = [(a, b) for a, b, _ in runs]
-        for entity in record["entities"]:
-            how = covered(text, entity["start"], entity["end"], spans)
-            recall.setdefault(ENTITY[entity["type"]], Counter())[how] += 1
-            if how != "all":
-                missed.append((entity["type"], how, entity["text"]))
-        for start, end, found in runs:
-            labelled = any(e["start"] < end and start < e["end"] for e in record["entities"])
-            precision.setdefault(found, Counter())["right" if labelled else "wrong"] += 1
-            if not labelled:
-                kinds = [n["kind"] for n in record["negatives"]
-                         if n["start"] < end and start < n["end"]]
-                negatives[kinds[0] if kinds else "unlabelled text"] += 1
-                missed.append(("FALSE POSITIVE", found, text[start:end]))
-    print(f"{split}: {len(records)} records")
+    for turn in turns:
+        found = Redactor(analyzer).findings([r["text"] for r in turn])
+        for record, findings in zip(turn, found, strict=True):
+            text = record["text"]
+            runs = [(f.start, f.end, f.entity) for f in findings]
+            spans = [(a, b) for a, b, _ in runs]
+            for entity in record["entities"]:
+                how = covered(text, entity["start"], entity["end"], spans)
+                recall.setdefault(ENTITY[entity["type"]], Counter())[how] += 1
+                if how != "all":
+                    missed.append((entity["type"], how, entity["text"]))
+            for start, end, kind in runs:
+                hit = any(e["start"] < end and start < e["end"] for e in record["entities"])
+                precision.setdefault(kind, Counter())["right" if hit else "wrong"] += 1
+                if not hit:
+                    kinds = [n["kind"] for n in record["negatives"]
+                             if n["start"] < end and start < n["end"]]
+                    negatives[kinds[0] if kinds else "unlabelled text"] += 1
+                    missed.append(("FALSE POSITIVE", kind, text[start:end]))
+    print(f"  {unit}:")
     print(f"  {'entity':16} {'labelled':>8} {'recall':>7} {'partly':>7}   "
           f"{'placeholders':>12} {'precision':>9}")
     for entity in sorted(set(recall) | set(precision)):

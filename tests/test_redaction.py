@@ -245,3 +245,35 @@ def test_every_entity_the_configuration_accepts_is_one_the_redactor_knows() -> N
     assert set(get_args(PiiEntity)) == set(TAGS)
     for entity in get_args(PiiEntity):  # each loads: its recogniser exists
         assert PiiAnalyzer(RedactionSettings(entities=[entity])).find("x") == []
+
+
+# Texts like the ones a blind labelled set (bench/data/pii_fresh.jsonl, dev split) showed
+# reaching the judge, and words around them that must stay.
+@pytest.mark.unit
+@pytest.mark.parametrize(("texts", "hidden", "kept"), [
+    # a name in lower case in the chat, the same person as the document's
+    (["Interview loop: Candidate Kiprono Cheruiyot, 09:30 intro call with June Hallett.",
+      "who's interviewing kiprono on friday and can june move the intro to 10?"],
+     ["kiprono", "june move"], ["interviewing", "friday"]),
+    # introduced in lower case, or signing a lower-case message
+    (["hi can i get a repeat of my sertraline 50mg. name's sam ochieng, dob 14/11/1993"],
+     ["sam", "ochieng"], ["sertraline"]),
+    (["parcel 2245871930214 says delivery failed but i was home all day?? anne-sophie"],
+     ["anne-sophie"], ["delivery failed"]),
+    # an address in lower case; "2 dogs in the park" is none
+    (["this is frank from flat 3, 9 belmont street, aberdeen ab10 1jr. i walk 2 dogs in the park"],
+     ["frank", "belmont", "ab10"], ["2 dogs in the park"]),
+    (["Once you've moved into Apartment 12, The Maltings, Bow Street, Dublin 7, we can add you."],
+     ["Maltings", "Bow Street", "Dublin 7"], ["moved into"]),
+    # a French mobile: one digit after the country code
+    (["Tel. consignee: +33 6 39 98 12 47"], ["39 98 12 47"], ["consignee"]),
+    # businesses and stations are not people
+    (["A charge from Skyview Travel; trains from Amsterdam Centraal to Paris Nord; "
+      "references from Lumen Analytics."],
+     [], ["Skyview Travel", "Amsterdam Centraal", "Paris Nord", "Lumen Analytics"]),
+])
+def test_what_a_blind_labelled_set_found_missing(texts: list[str], hidden: list[str],
+                                                 kept: list[str]) -> None:
+    redacted = " | ".join(Redactor(shared_analyzer(RedactionSettings())).many(texts))
+    assert [value for value in hidden if value in redacted] == []
+    assert [words for words in kept if words not in redacted] == []

@@ -1281,13 +1281,14 @@ def build() -> list[dict[str, Any]]:
     rng = random.Random(SEED)
     records: list[dict[str, Any]] = []
     n = 0
-    for thread in THREADS:
+    for number, thread in enumerate(THREADS, 1):
         split = "dev" if rng.random() < 0.5 else "test"
         for role, marked in thread:
             n += 1
             text, entities, negatives = parse(marked)
-            record: dict[str, Any] = {"id": f"fresh-{n:03d}", "split": split, "role": role, "text": text,
-                      "entities": entities, "negatives": negatives}
+            record: dict[str, Any] = {"id": f"fresh-{n:03d}", "split": split, "thread": number,
+                                      "role": role, "text": text, "entities": entities,
+                                      "negatives": negatives}
             check(record)
             records.append(record)
     # no labelled value (case-folded) in both splits: a tuner on dev cannot learn a test value

@@ -53,10 +53,11 @@ _EMAIL = re.compile(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-
 
 _LOCAL_PHONE = re.compile(r"(?i:\b(?:phone|tel|call|mobile|cell|fax|text|sms|whatsapp|ring|ext)\b)"
                           r"[^\n\d]{0,20}?(?P<value>(?<![\d-])\d{3}[ .-]\d{4}(?![\d-]))")
-# Phone numbers in international and national formats: 9 to 15 digits in groups, not a date,
+# Phone numbers in international and national formats: 9 to 15 digits in groups (a lone digit
+# after the country code: +33 6 39 98 12 47), not a date,
 # a card or an amount (those have their own recognisers or are not personal).
 _PHONE = re.compile(
-    r"(?<![\w+/.-])(?:\+|00)?(?:\d{1,3}[ .-]?)?(?:\(\d{1,5}\)[ .-]?)?\d{2,5}(?:[ .-]?\d{2,5}){1,4}"
+    r"(?<![\w+/.-])(?:\+|00)?(?:\d{1,3}[ .-]?){0,2}(?:\(\d{1,5}\)[ .-]?)?\d{2,5}(?:[ .-]?\d{2,5}){1,4}"
     r"(?![\w/-]|\.\d)")
 
 # Street addresses: found from an anchor and extended over the comma-separated parts around it
@@ -94,6 +95,7 @@ _STRONG = re.compile("|".join(f"(?:{a})" for a in [
     r"laan|straat|vej|gade|gatan|gata|veien|-ro|-gil|-daero)[ \t]+\d{1,5}[a-z-]*\b",
     r"\b\d{1,5}[ \t]+[A-Z][a-z]+-(?:ro|gil|daero)(?:[ \t]+\d{1,3}-gil)?\b",  # 45 Teheran-ro 8-gil
     r"\b\d{1,4}(?:/\d{1,4})?[ \t]+Moo[ \t]+\d{1,3}\b",  # 99/12 Moo 4 (Thailand)
+    r"(?<=,[ \t])Dublin[ \t]\d{1,2}[wW]?\b",  # Dublin's postal districts, after a comma
     # 12 rue de la Paix · Calle Mayor 14 · Via Roma 12 · ul. Długa 12/4 · vul. Khreshchatyk 22
     r"(?:\b\d{1,4}(?:[ \t]?(?:bis|ter))?,?[ \t]+)?\b(?:rue|avenue|boulevard|bd|chemin|allée|impasse|"
     r"quai|Rue|Avenue|Boulevard|Calle|C/|Avenida|Av\.|Paseo|Carrer|Via|Viale|Piazza|Corso|Rua|"
@@ -225,7 +227,62 @@ def _part_before(text: str, end: int, whole_line: bool) -> int | None:
 
 
 def addresses(text: str, doc: Any = None) -> list[tuple[int, int]]:
-    """Street addresses, as (start, end) spans."""
+    """Street addresses, as (start, end) spans; in chat written in lower case ("flat 3, 9
+    belmont street, aberdeen ab10 1jr") too, found as if its words were capitalised, where no
+    English function word stands in the address ("2 dogs in the park" is none)."""
+    spans = [(a, b) for a, b in _addresses(text)  # not a date: "April 8, 2024"
+             if not re.fullmatch(_DATE, text[a:b].rstrip(" ."))]
+    if _LOWER_STREET.search(text):
+        for start, end in _addresses(_capitalised(text)):
+            # "from flat 3, ...": the sentence's words before its number or unit are not the
+            # address's; "..., not 14": nor the parts from the first with a function word on
+            opening = re.compile(rf"\d|{_UNIT_FIRST.pattern}|(?:calle|avenida|rue|rua)\b")
+            first = opening.search(text, start, end)
+            if first is None:
+                continue
+            start = first.start()
+            kept = 0
+            for part in text[start:end].split(","):
+                if any(w in _FUNCTION_WORDS for w in re.findall(r"[^\W\d_]+", part)):
+                    break
+                kept += len(part) + 1
+            end = start + max(kept - 1, 0)
+            address = text[start:end]
+            if address != address.lower() or not re.search(r"[^\W\d_]{2}", address):
+                continue
+            if not any(a < end and start < b for a, b in spans):
+                spans.append((start, end))
+        spans.sort()
+    return spans
+
+
+_LOWER_STREET = re.compile(
+    r"\b\d{1,5}[a-z]?,?[ \t]+(?:[a-zß-ÿ'’-]+[ \t]+){1,3}(?:street|st|road|rd|avenue|ave|lane|"
+    r"ln|drive|dr|close|way|park|place|crescent|terrace|grove|gardens|court|square|hill)\b|"
+    r"\b(?:calle|avenida|rue|rua)[ \t]+[a-zß-ÿ]")
+_FUNCTION_WORDS = frozenset("a all an and any are at be but by each every few for from has have "
+                            "i if in is it me more my of on one or our per so some the their to "
+                            "two was we with you your".split())
+
+
+def _capitalised(text: str) -> str:
+    """`text` with each word's first letter capitalised, and words of letters and digits (a
+    postcode's "ab10 1jr") upper-cased; of the same length, so positions carry over."""
+    chars = list(text)
+    for match in re.finditer(r"[^\W_]+", text):
+        word = match.group(0)
+        if any(c.isdigit() for c in word):
+            if re.fullmatch(r"\d+(?:st|nd|rd|th)", word):
+                continue
+            new = word.upper()
+        else:
+            new = word[0].upper() + word[1:]
+        if len(new) == len(word):
+            chars[match.start():match.end()] = new
+    return "".join(chars)
+
+
+def _addresses(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     anchors = sorted([(m, True) for m in _STRONG.finditer(text)] +
                      [(m, False) for m in _WEAK.finditer(text)], key=lambda a: a[0].start())
@@ -427,11 +484,19 @@ _PARTICLE = (r"(?:de|da|do|dos|das|du|van|von|der|den|ter|bin|binti|bint|al|el|l
 _NAME_SEQUENCE = re.compile(
     rf"(?<![\w-])(?:{NAME_WORD.pattern})(?:[ \t](?:{_PARTICLE}[ \t])*(?:{NAME_WORD.pattern})|"
     rf"[ \t]{_PARTICLE}[ \t]?(?:{NAME_WORD.pattern})){{1,3}}(?![\w-])")
-_ORGANISATION = frozenset(
-    "Ltd Inc Co Corp LLC LLP GmbH AG SA SAS BV NV plc PLC Bank Group Security Logistics Labs Lab "
-    "Foundation University College School Hospital Clinic Hotel Airlines Airways Insurance "
-    "Solutions Systems Technologies Services Pharmacy Store Shop Cafe Coffee Roasters Motors "
-    "Holdings Partners Associates Capital Energy Media Health Industries Consulting".split())
+# Words that make capitalised words a business or a place, not a person ("Lumen Analytics",
+# "Harlow Science Park", "Amsterdam Centraal").
+ORGANISATION = frozenset(
+    "Ltd Inc Co Corp LLC LLP GmbH AG SA SAS SARL SRL BV NV AS AB Oy ApS Pty Pvt plc PLC Bank "
+    "Group Security Logistics Labs Lab Foundation University College School Academy Institute "
+    "Hospital Clinic Surgery Practice Dental Physio Physiotherapy Pharmacy Hotel Hostel Inn "
+    "Airlines Airways Airport Station Terminal Centraal Hauptbahnhof Gare Nord Gateway "
+    "Insurance Solutions Systems Technologies Tech Softech Software Services Store Shop Stores "
+    "Cafe Coffee Roasters Bakery Restaurant Kitchen Motors Garage Holdings Partners Associates "
+    "Capital Finance Energy Media Health Healthcare Industries Consulting Analytics Staffing "
+    "Recruitment Travel Tours Legal Biotech Pharma Nurseries Nursery Gardens Farms Foods "
+    "Freight Shipping Express Couriers Design Studio Studios Agency Network Networks Digital "
+    "Cloud Council Society Association Club Sale Actions".split())
 _INTRODUCED = re.compile(
     r"(?i:\b(?:my name is|name is|i am|i'm|this is|signed|regards|sincerely|cheers|thanks|from|"
     r"daughter|son|wife|husband|partner|mother|father|sister|brother|colleague|customer|"
@@ -445,11 +510,42 @@ _INTRODUCED = re.compile(
     re.MULTILINE)
 
 
+# Names in lower case, as people chat, where the words say a person is named: "name's sam
+# ochieng", "this is frank from flat 3", "mr mehrotra", or a signature ending the text ("... but
+# i was home all day?? anne-sophie"). The words taken: a given name or no English word, then up
+# to two more of those.
+_LOWER_WORD = r"[a-zß-öø-ÿā-ž][a-zß-öø-ÿā-ž'’-]*"
+_LOWER_INTRODUCED = re.compile(
+    r"(?:(?i:\b(?:my name is|name is|name's|names|name|i'm|im|i am|this is|soy|me llamo|ich bin|"
+    r"je suis|mr|mrs|ms|miss|dr))[.:,]?[ \t]+|(?:[?!.]|[ \t][—–-])[ \t]*"
+    rf"(?={_LOWER_WORD}(?:[ \t]{_LOWER_WORD}){{0,2}}[ \t]*\Z))"
+    rf"(?P<name>{_LOWER_WORD}(?:[ \t]{_LOWER_WORD}){{0,2}})(?![\w'’])")
+
+
+def lower_case_people(text: str, english: frozenset[str]) -> Iterable[tuple[int, int]]:
+    for match in _LOWER_INTRODUCED.finditer(text):
+        start = end = match.start("name")
+        for word in re.finditer(r"\S+", match.group("name")):
+            if not lower_name_word(word.group(0), english):
+                break
+            end = match.start("name") + word.end()
+        if end > start:
+            yield start, end
+
+
+def lower_name_word(word: str, english: frozenset[str]) -> bool:
+    """A word that may be part of a name written in lower case: a given name, or no English
+    word."""
+    return len(word) > 1 and (word not in english or _plain(word.capitalize()) in _GIVEN_NAMES)
+
+
 def people(english: frozenset[str]) -> Spans:
     def find(text: str, doc: Any) -> Iterable[tuple[int, int]]:
         yield from _first_names(doc, english)
         for match in _INTRODUCED.finditer(text):
             yield match.span("name")
+        if english:
+            yield from lower_case_people(text, english)
         if not english:  # a model without a word list (another language): no shape rule
             return
         places = [(e.start_char, e.end_char) for e in doc.ents if e.label_ in _PLACES]
@@ -460,11 +556,11 @@ def people(english: frozenset[str]) -> Spans:
                     and _plain(words[0].group(0)) not in _GIVEN_NAMES:
                 words.pop(0)
             if len(words) < 2 or words[-1].group(0).lower() in english \
-                    or any(w.group(0) in _ORGANISATION for w in words):
+                    or any(w.group(0) in ORGANISATION for w in words):
                 continue
             start, end = match.start() + words[0].start(), match.start() + words[-1].end()
             after = text[end:end + 12].split()
-            if after and after[0].strip(".,") in _ORGANISATION or any(
+            if after and after[0].strip(".,") in ORGANISATION or any(
                     a < end and start < b for a, b in places):
                 continue
             yield start, end
@@ -489,12 +585,17 @@ def whole_name(text: str, start: int, end: int, english: frozenset[str]) -> tupl
         if before is None or not name_like(before.group(1), english):
             break
         start = before.start()
+    lower = text[start:end].islower()  # "cian o'sullivan": the rest of a name in lower case
     for _ in range(2):
-        after = _NAME_AFTER.match(text, end)
-        if after is None or not name_like(after.group(1), english):
+        after = (_LOWER_AFTER if lower else _NAME_AFTER).match(text, end)
+        if after is None or not (after.group(1) not in english if lower else
+                                 name_like(after.group(1), english)):
             break
         end = after.end()
     return start, end
+
+
+_LOWER_AFTER = re.compile(rf" ({_LOWER_WORD})(?![\w'’])")
 
 
 emails = _matches([_EMAIL])

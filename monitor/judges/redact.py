@@ -102,6 +102,12 @@ def _clean(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+def _written_in_lower_case(text: str) -> bool:
+    """Chat written without capitals: its first letter is lower case."""
+    first = re.search(r"[^\W\d_]", text)
+    return first is not None and first.group(0).islower()
+
+
 def _check_model(name: str) -> str:
     """`name` if it is an installed spaCy model package or a model directory: never a download
     (Presidio would fetch a missing model)."""
@@ -124,7 +130,9 @@ def _word_list(nlp: Any) -> frozenset[str]:
     if not lookups.has_table("lemma_index"):
         return frozenset()
     index = lookups.get_table("lemma_index")
-    return frozenset(word for key in index.keys() for word in index[key])
+    # with the function words ("from", "with"), which the index leaves out
+    return frozenset(word for key in index.keys() for word in index[key]) | frozenset(
+        nlp.Defaults.stop_words)
 
 
 def _register_lowercase_lemmas() -> None:
@@ -230,10 +238,20 @@ class PiiAnalyzer:
                               text[max(0, start - 6):start])
             # Ours may be in lower case (chat); the NER model's must have a capitalised Latin
             # word (not its "https", nor words of scripts it was not trained on).
-            ours = result.recognition_metadata.get("recognizer_name") == "person"
+            # (Presidio keeps one of two equal findings: the NER model's may stand for ours.)
+            ours = result.recognition_metadata.get("recognizer_name") == "person" or (
+                text[start:end].islower() and any(
+                    a <= start and end <= b
+                    for a, b in rules.lower_case_people(text, self.english)))
             names = re.findall(r"[^\W\d_]+" if ours else rules.NAME_WORD.pattern, text[start:end])
-            if title is None and not any(rules.name_like(w, self.english) for w in names):
+            if title is None and not any(
+                    (rules.lower_name_word if w.islower() else rules.name_like)(w, self.english)
+                    for w in names):
                 return None
+            following = re.match(r" (\w+)", text[end:end + 24])  # "Skyview Travel", not "(University"
+            if any(w in rules.ORGANISATION
+                   for w in [*names, *(following.groups() if following else ())]):
+                return None  # a business or a place: "Skyview Travel", "Paris Nord"
         return Found(start, end, result.entity_type, result.score)
 
     def find(self, text: str) -> list[Found]:
@@ -316,19 +334,31 @@ class Redactor:
         parts = value.split(" ")
         if entity == "PERSON" and len(parts) > 1:
             for part in parts:
-                if len(part) > 2 and part[0].isupper():
+                if len(part) > 2 and part[0].isalpha():
                     self._known.setdefault(part, self._known[value])
 
     def _elsewhere(self, text: str, spans: list[Found]) -> Iterable[Found]:
-        """Where a value of this turn appears in `text` and the analyzer did not mark it."""
+        """Where a value of this turn appears in `text` and the analyzer did not mark it. A
+        person's name also in another case ("Kiprono Cheruiyot" in the document, "kiprono" in
+        the chat): where the name is no English word, or the text is written in lower case
+        ("hi, is dawn in today?" with a Dawn in the turn)."""
         if not self._known:
             return
+        folded = {value.casefold(): value for value in self._known}
+        chat = _written_in_lower_case(text)
         pattern = re.compile(r"(?<!\w)(?:" + "|".join(
             re.escape(v).replace(r"\ ", r"\s+") for v in sorted(self._known, key=len,
-                                                                reverse=True)) + r")(?!\w)")
+                                                                reverse=True)) + r")(?!\w)",
+                             re.IGNORECASE)
         for match in pattern.finditer(text):
-            if not any(s.start < match.end() and match.start() < s.end for s in spans):
-                entity, _ = self._known[" ".join(match.group(0).split())]
+            said = " ".join(match.group(0).split())
+            value = said if said in self._known else folded.get(said.casefold())
+            if value is None or any(s.start < match.end() and match.start() < s.end
+                                    for s in spans):
+                continue
+            entity, _ = self._known[value]
+            if value == said or entity == "PERSON" and (chat or not any(
+                    word in self.analyzer.english for word in said.casefold().split())):
                 yield Found(match.start(), match.end(), entity, 1.0)
 
     def _placeholder(self, entity: str, value: str) -> str:
