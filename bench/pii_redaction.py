@@ -1,13 +1,14 @@
 """How well the redactor finds personal data, and what it costs per turn.
 
-    python bench/pii_redaction.py [--set pii|fresh] [--split dev|test]
+    python bench/pii_redaction.py [--set pii|fresh|blind] [--split dev|test]
                                   [--bigbench bigbench-1.0.0.tar.gz --turns 40]
 
 Quality, on the labelled set bench/data/pii.jsonl (hand-written support questions, documents and
 answers; bench/data/PII.md; `--set fresh` reads bench/data/pii_fresh.jsonl, a later set written
-blind): per entity type, recall is the share of labelled values left with
-no letter or digit unredacted (by a placeholder of any type: what matters is that the value does
-not reach the judge; partly covered ones are counted apart), and precision the share of
+blind, `--set blind` pii_blind.jsonl, a test split written after that): per entity type, recall
+is the share of labelled values left with no letter or digit unredacted (by a placeholder of any
+type: what matters is that the value does not reach the judge; partly covered ones are counted
+apart), and precision the share of
 placeholders that cover some labelled value. Placeholders over a labelled negative (a product,
 a place that is not an address, an order date) are counted by kind. Tune on dev; read test once.
 
@@ -50,7 +51,8 @@ def covered(text: str, start: int, end: int, runs: list[tuple[int, int]]) -> str
     return "all" if hit == len(chars) else "part" if hit else "none"
 
 
-SETS = {"pii": "bench/data/pii.jsonl", "fresh": "bench/data/pii_fresh.jsonl"}
+SETS = {"pii": "bench/data/pii.jsonl", "fresh": "bench/data/pii_fresh.jsonl",
+        "blind": "bench/data/pii_blind.jsonl"}
 
 
 def quality(analyzer: PiiAnalyzer, split: str, labelled: str = "pii") -> None:
@@ -147,7 +149,8 @@ def cost(analyzer_settings: RedactionSettings, bigbench: Path, count: int) -> No
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=sorted(SETS), default="pii", dest="labelled",
-                        help="which labelled set: pii (pii.jsonl) or fresh (pii_fresh.jsonl)")
+                        help="which labelled set: pii (pii.jsonl), fresh (pii_fresh.jsonl) or "
+                             "blind (pii_blind.jsonl, a test split only)")
     parser.add_argument("--split", choices=["dev", "test"], default="dev")
     parser.add_argument("--bigbench", type=Path, help="the bigbench sdist: also measure cost")
     parser.add_argument("--turns", type=int, default=40)
