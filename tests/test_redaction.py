@@ -267,10 +267,25 @@ def test_every_entity_the_configuration_accepts_is_one_the_redactor_knows() -> N
      ["Maltings", "Bow Street", "Dublin 7"], ["moved into"]),
     # a French mobile: one digit after the country code
     (["Tel. consignee: +33 6 39 98 12 47"], ["39 98 12 47"], ["consignee"]),
-    # businesses and stations are not people
+    # businesses, stations, towns, months and field labels are not people
     (["A charge from Skyview Travel; trains from Amsterdam Centraal to Paris Nord; "
-      "references from Lumen Analytics."],
-     [], ["Skyview Travel", "Amsterdam Centraal", "Paris Nord", "Lumen Analytics"]),
+      "references from Lumen Analytics. Only work with Samsung phones.",
+      "Subject: Damaged pallets, Felixstowe, 30 April\nReason: switched banks.\n"
+      "05 Mar  Transfer from savings  £200.00"],
+     [], ["Skyview Travel", "Amsterdam Centraal", "Paris Nord", "Lumen Analytics", "Samsung",
+          "Felixstowe", "Reason:", "05 Mar"]),
+    # a verb opening a sentence is no person; a name opening one is
+    (["Bill me monthly instead. Mark left the company in March."], ["Mark"], ["Bill me"]),
+    # text in another language: its nouns are no people, its people are
+    (["Ein Abholcode wurde per E-Mail geschickt; du hast 7 Tage Zeit. Die Kaution wurde "
+      "heute an Frau Schmitt überwiesen."], ["Schmitt"], ["Ein Abholcode wurde"]),
+    # a chat log's speaker by handle
+    (["[09:12] yui.takahashi: rolled checkout to 2.18.0\nzhang.wei: seeing 401s from the API"],
+     ["zhang.wei", "yui.takahashi"], ["seeing 401s"]),
+    # a French CEDEX, a Montréal address over two lines
+    (["Service Clients, TSA 20012, 41975 Blois Cedex 9. Vous pouvez aussi nous joindre.",
+      "Adresse : 2190, rue Sainte-Catherine Ouest, app. 705\nMontréal (Québec) H3H 1M6\nTél."],
+     ["20012", "Blois", "Cedex 9", "Sainte-Catherine", "705", "H3H"], ["Vous pouvez"]),
 ])
 def test_what_a_blind_labelled_set_found_missing(texts: list[str], hidden: list[str],
                                                  kept: list[str]) -> None:

@@ -74,7 +74,9 @@ _STREET_WORDS = (
 _LETTER = r"A-Za-zÀ-ÖØ-öø-ÿĀ-ɏḀ-ỿ"  # Latin, with Extended-A and -B and Vietnamese
 _WORD = rf"[A-ZÀ-ÖØ-ÞĀ-ɏḀ-ỿ][{_LETTER}'’-]*(?:/[{_LETTER}]+)?(?![\w'’])"  # no digits
 _PLACE = (rf"(?:(?:Co|St|Mt|Ft|Pt|Col|Sta)\.[ \t])?{_WORD}"  # Co. Kildare, Col. Roma
-          rf"(?:[ -](?:{_WORD}|of|de|la|le|on|upon|am|an|der|del|na|do|da|dos|das|du)){{0,4}}"
+          rf"(?:[ -](?:{_WORD}|of|de|la|le|on|upon|am|an|der|del|na|do|da|dos|das|du|unter|ob|"
+          rf"bei|im|sur|sous|en)){{0,4}}(?:[ \t]Cedex(?:[ \t]\d{{1,2}})?)?"
+          r"(?:[ \t]\([A-ZÀ-Þ][^\W\d_]+(?:[ -][^\W\d_]+)?\))?"  # Montréal (Québec)
           r"(?:[ \t][-–][ \t][A-Z]{2}\b)?(?<!['’]s)")  # São Paulo - SP; not "Kenji's"
 _NUMBER = r"\d{1,6}[A-Za-z]?(?:[-–/]\d{1,5}[A-Za-z]?)?"
 _POSTCODE = (r"(?:[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}|[A-Z]\d[A-Z][ \t]?\d[A-Z]\d|"  # UK, Canada
@@ -86,7 +88,7 @@ _POSTCODE = (r"(?:[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[A-Z]{2}|[A-Z]\d[A-Z][ \t]?\d[A-Z]
 _STRONG = re.compile("|".join(f"(?:{a})" for a in [
     # 221B Baker Street · 1600 Pennsylvania Ave NW · 12 MG Road · 1208 W Maple St
     rf"\b{_NUMBER},?[ \t]+(?:[NSEW]\.?[ \t]+)?(?:(?:{_WORD}|[a-z]{{1,3}}|\d+(?:st|nd|rd|th))[ \t]+){{0,4}}"
-    rf"{_STREET_WORDS}(?!\w)\.?(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b)?",
+    rf"{_STREET_WORDS}(?!\w)\.?(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W|North|South|East|West)\b)?",
     # Bağdat Caddesi No: 145 · Sukhumvit Soi 39
     rf"\b{_WORD}(?:[ \t]{_WORD}){{0,2}}[ \t]{_STREET_WORDS}(?:[ \t]+No[ \t]?:?)?[ \t]+{_NUMBER}\b"
     r"(?:[ \t]+(?:D|Daire|Kat)[ \t]?:?[ \t]?\d{1,4}\b)?",
@@ -111,14 +113,14 @@ _STRONG = re.compile("|".join(f"(?:{a})" for a in [
     r"\b(?:Rt\.?|Route|RR|Rural Route|HC)[ \t]*\d{1,3},?[ \t]+Box[ \t]+\d{1,5}\b",
     # PO Box 1234 · P.O. Box 77 · Postboks 6004 · Sector 62 (India)
     r"\b(?:P\.?[ \t]?O\.?[ \t]?Box|Post Office Box|Postfach|Postboks|Box|Apartado|Caixa Postal|BP|"
-    r"Rural Route|RR|Sector)[ \t]+\d{1,6}(?:[ \t-]\d{2,5})*\b",
+    r"Rural Route|RR|Sector|TSA|CS)[ \t]+\d{1,6}(?:[ \t-]\d{2,5})*\b",
     # A town with its full postcode: Leeds LS6 2AB · Austin, TX 78701 · Hyderabad 500034
     rf"{_PLACE},?[ \t]+(?:[A-Z]{{1,2}}\d[A-Z\d]?[ \t]?\d[A-Z]{{2}}|[A-Z]\d[A-Z][ \t]?\d[A-Z]\d|"
     rf"[AC-FHKNPRTV-Y]\d[\dW][ \t]?[AC-FHKNPRTV-Y\d]{{4}}|"
     rf"[A-Z]{{2}}[ \t]+\d{{5}}(?:-\d{{4}})?|\d{{6}}|\d{{3}}-\d{{4}})(?![\w-])",
     # 10115 Berlin · 80-831 Gdańsk · 1016 GV Amsterdam · 111 21 Stockholm, after a comma
     rf"(?<=,[ \t])(?:\d{{4}}[ \t]?[A-Z]{{2}}(?=[ \t])|\d{{4,5}}|\d{{2}}-\d{{3}}|\d{{3}}[ \t]\d{{2}}|"
-    rf"\d{{4}}-\d{{3}})[ \t]+{_WORD}",
+    rf"\d{{4}}-\d{{3}})[ \t]+{_WORD}(?:[ \t]Cedex(?:[ \t]\d{{1,2}})?)?",
 ]))
 # A name and a house number at the end of a part: Storgata 15B, · Ermou 48, · Oudegracht 158-bis,
 _WEAK = re.compile(
@@ -158,10 +160,10 @@ _PART = re.compile(
     rf"(?:(?:No|Nr|Nº|Blk|Block|Lot|Plot|House)\.?[ \t]?\d[\w/-]*[ \t]+)?"
     rf"(?:\d+(?:st|nd|rd|th)[ \t]+)?{_PLACE}"
     rf"(?:[ \t]+{_NUMBER}(?![\w-]))?(?:,?[ \t]+{_POSTCODE})?|"  # a place, a street, a district
-    rf"{_POSTCODE}(?:[ \t]+{_PLACE})?|"  # 0184 Oslo · 01426-001
+    rf"{_POSTCODE}(?:[ \t]+{_PLACE}(?:[ \t]\d{{1,2}}(?![\w-]))?)?|"  # 0184 Oslo · 41975 Blois Cedex 9
     r"(?=[^,\n]{1,16}(?:[,\n]|$))[^,\n]*\d[^,\n]*|"  # a flat, floor or unit: 3. OG · apto 52
     r"(?:Flat|Apartment|Apt|Suite|Unit|House|Plot|Lot|Bloco|Bloque|Block|Blk|Building|casa|apto|"
-    r"piso|Piso|kv\.|Door)[ \t]?[\w.-]+|"
+    r"piso|Piso|kv\.|Door|app\.|App\.)[ \t]?[\w.-]+|"
     r"(?:Top|Ground|First|Second|Basement|Upper|Lower) Floor(?: Flat)?|"
     r"c/o [^,\n]{2,40}")  # care of a person or organisation
 # Where a part ends: a comma, a line's or a sentence's end (not an abbreviation's dot).
@@ -237,10 +239,9 @@ def addresses(text: str, doc: Any = None) -> list[tuple[int, int]]:
             # "from flat 3, ...": the sentence's words before its number or unit are not the
             # address's; "..., not 14": nor the parts from the first with a function word on
             opening = re.compile(rf"\d|{_UNIT_FIRST.pattern}|(?:calle|avenida|rue|rua)\b")
-            first = opening.search(text, start, end)
-            if first is None:
-                continue
-            start = first.start()
+            first = opening.search(text, start, text.find(",", start, end) % (end + 1))
+            if first is not None:
+                start = first.start()
             kept = 0
             for part in text[start:end].split(","):
                 if any(w in _FUNCTION_WORDS for w in re.findall(r"[^\W\d_]+", part)):
@@ -259,6 +260,7 @@ def addresses(text: str, doc: Any = None) -> list[tuple[int, int]]:
 _LOWER_STREET = re.compile(
     r"\b\d{1,5}[a-z]?,?[ \t]+(?:[a-zß-ÿ'’-]+[ \t]+){1,3}(?:street|st|road|rd|avenue|ave|lane|"
     r"ln|drive|dr|close|way|park|place|crescent|terrace|grove|gardens|court|square|hill)\b|"
+    r",[ \t]*[a-z]+[ \t]+(?:[a-z]{1,2}\d[a-z\d]?[ \t]?\d[a-z]{2}|\d{6})\b|"  # town, postcode
     r"\b(?:calle|avenida|rue|rua)[ \t]+[a-zß-ÿ]")
 _FUNCTION_WORDS = frozenset("a all an and any are at be but by each every few for from has have "
                             "i if in is it me more my of on one or our per so some the their to "
@@ -387,9 +389,26 @@ def _plain(word: str) -> str:
 
 _GIVEN_NAMES = frozenset(_plain(name) for name in (
     Path(__file__).parent / "data/given_names.txt").read_text(encoding="utf-8").split())
-_CALENDAR = frozenset("January February March April May June July August September October "
-                      "November December Monday Tuesday Wednesday Thursday Friday Saturday "
-                      "Sunday".split())
+# Towns, cities and regions (data/place_names.txt, from phonenumbers' geocoder), and the words
+# that make more of them.
+PLACE_NAMES = frozenset((Path(__file__).parent / "data/place_names.txt").read_text(
+    encoding="utf-8").splitlines())
+_PLACE_WORDS = frozenset("North South East West Upper Lower Greater Great Little New Old Royal "
+                         "Saint St Port Mount Lake".split())
+
+
+def place(name: str) -> bool:
+    """A place's name: "Felixstowe", "North Yorkshire", "London St Pancras"."""
+    return name in PLACE_NAMES or all(w in PLACE_NAMES or w in _PLACE_WORDS
+                                      for w in name.split())
+
+
+CALENDAR = frozenset("January February March April May June July August September October "
+                     "November December Monday Tuesday Wednesday Thursday Friday Saturday "
+                     "Sunday Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Mon Tue Tues Wed "
+                     "Thu Thur Thurs Fri Sat Sun Januar Februar März Mai Juni Juli Oktober Dezember "
+                     "janvier février mars avril juin juillet août enero febrero marzo abril mayo "
+                     "junio julio agosto".split())
 
 
 def _name_word(token: Any) -> bool:
@@ -398,17 +417,21 @@ def _name_word(token: Any) -> bool:
 
 # Words after which a given name is a person's: greetings and titles, whatever the NER model
 # thinks; relations, roles and some prepositions, unless it sees a place or an organisation.
+_OTHER_GREETINGS = frozenset("hola hallo bonjour salut ciao hej hei moi olá ola merci gracias danke "
+                             "grazie obrigado obrigada bedankt tack".split())
 _GREETINGS = frozenset("hi hello hey dear thanks thank cheers regards sincerely bye mr mrs ms mx "
-                       "dr prof sir madam".split())
+                       "dr prof sir madam".split()) | _OTHER_GREETINGS
 _BEFORE_NAMES = _GREETINGS | frozenset(
     "daughter son wife husband partner mother father mum mom dad sister brother friend "
     "colleague manager customer client agent cardholder claimant tenant patient employee "
     "engineer nurse doctor technician driver courier adjuster contact recipient by to cc with "
     "for ask call tell its it's".split())
+_PREPOSITIONS = frozenset("by to cc with for".split())
 _PLACES = frozenset(["GPE", "LOC", "FAC"])
 _THINGS = _PLACES | {"ORG", "PRODUCT"}
 NOT_NAMES = frozenset("I The A An And Or Of In On At To For From With By My Our Your Their His Her "
-                       "This That These Those It We You They He She".split())
+                       "This That These Those It We You They He She Tel Tél Fax Mob Ref Attn Re "
+                       "Fwd Cc Bcc".split())
 _CLOSED_CLASS = frozenset(["PRP", "PRP$", "DT", "IN", "CC", "WDT", "WP", "WP$", "EX"])
 
 
@@ -445,11 +468,17 @@ def _first_names(doc: Any, english: frozenset[str]) -> Iterable[tuple[int, int]]
                 before == "," and after in ".!?;,") or (
                 (sentence_start or before == ",") and after.lower() == "here") or (
                 sentence_start and (after == "." or "\n" in after) and end == i + 1)
+            if sentence_start and after == ":" and token.lower_ in english:
+                continue  # a field's label: "Reason: switched banks"
             if end > i + 1:
                 continue  # a sequence without a listed given name: _NAME_SEQUENCE decides
+            # after a preposition, what the NER model sees as a business, a product or a place
+            # is none: "work with Samsung phones", "for Barclays"
+            if before in _PREPOSITIONS and not listed and token.ent_type_ in _THINGS:
+                continue
             if not (addressed or before in _BEFORE_NAMES and token.ent_type_ not in _PLACES
                     or listed and token.tag_ in ("NNP", "NNPS") and token.ent_type_ not in _THINGS
-                    and token.text not in _CALENDAR):
+                    and token.text not in CALENDAR):
                 continue
         yield token.idx, doc[end - 1].idx + len(doc[end - 1])
 
@@ -496,9 +525,11 @@ ORGANISATION = frozenset(
     "Capital Finance Energy Media Health Healthcare Industries Consulting Analytics Staffing "
     "Recruitment Travel Tours Legal Biotech Pharma Nurseries Nursery Gardens Farms Foods "
     "Freight Shipping Express Couriers Design Studio Studios Agency Network Networks Digital "
-    "Cloud Council Society Association Club Sale Actions".split())
+    "Cloud Council Society Association Club Sale Actions Centre Center Groupe Beheer Meubles "
+    "Plumbing Electrical Maschinenbau Street Road Avenue Boulevard Crescent Terrace Clinics "
+    "Centres Centers Hospitals Hotels".split())
 _INTRODUCED = re.compile(
-    r"(?i:\b(?:my name is|name is|i am|i'm|this is|signed|regards|sincerely|cheers|thanks|from|"
+    r"(?i:\b(?:my name is|name is|i am|i'm|this is|signed|regards|sincerely|cheers|thanks|"
     r"daughter|son|wife|husband|partner|mother|father|sister|brother|colleague|customer|"
     r"cardholder|claimant|tenant|patient|recipient|guest|passenger|applicant)[,:]?[ \t]+|"
     r"^[ \t]*(?:name|full name|customer|client|patient|passenger|guest|tenant|employee|"
@@ -522,7 +553,35 @@ _LOWER_INTRODUCED = re.compile(
     rf"(?P<name>{_LOWER_WORD}(?:[ \t]{_LOWER_WORD}){{0,2}})(?![\w'’])")
 
 
+def _stop_words(*languages: str) -> frozenset[str]:
+    import importlib
+
+    return frozenset().union(*(importlib.import_module(f"spacy.lang.{code}.stop_words").STOP_WORDS
+                               for code in languages))
+
+
+_ENGLISH_STOP_WORDS = _stop_words("en")
+_OTHER_STOP_WORDS = _stop_words("de", "fr", "es", "nl", "it", "pt") - _ENGLISH_STOP_WORDS
+
+
+def foreign(text: str, english: frozenset[str]) -> bool:
+    """Text mostly in another language than English (German, French, Spanish, Dutch, Italian,
+    Portuguese), by their function words that are no English words ("und", not "die" or
+    "stop"): the English NER model takes its capitalised nouns for people ("Gewünschter
+    Termin", "Je kunt")."""
+    words = re.findall(r"[^\W\d_]+", text.lower())
+    other = sum(w in _OTHER_STOP_WORDS and w not in english for w in words)
+    return other > 3 and other > 2 * sum(w in _ENGLISH_STOP_WORDS for w in words)
+
+
+# A chat log's speaker by handle: "zhang.wei: seeing 401s", "[09:12] li_mei: done".
+_HANDLE = re.compile(r"(?m)^[ \t]*(?:\[[^\]\n]{1,20}\][ \t]*)?(?P<name>[a-z]{2,}[._][a-z]{2,})(?=:)")
+
+
 def lower_case_people(text: str, english: frozenset[str]) -> Iterable[tuple[int, int]]:
+    for handle in _HANDLE.finditer(text):
+        if all(lower_name_word(part, english) for part in re.split(r"[._]", handle["name"])):
+            yield handle.span("name")
     for match in _LOWER_INTRODUCED.finditer(text):
         start = end = match.start("name")
         for word in re.finditer(r"\S+", match.group("name")):
@@ -535,8 +594,18 @@ def lower_case_people(text: str, english: frozenset[str]) -> Iterable[tuple[int,
 
 def lower_name_word(word: str, english: frozenset[str]) -> bool:
     """A word that may be part of a name written in lower case: a given name, or no English
-    word."""
-    return len(word) > 1 and (word not in english or _plain(word.capitalize()) in _GIVEN_NAMES)
+    word (nor a greeting in another language: "hola", "bonjour")."""
+    return len(word) > 1 and word not in _OTHER_GREETINGS and (
+        not english_word(word, english) or _plain(word.capitalize()) in _GIVEN_NAMES)
+
+
+def english_word(word: str, english: frozenset[str]) -> bool:
+    """`word` (lower case) or the word it inflects is in the model's word list, which holds
+    lemmas: "matches", "parcels", "booked"."""
+    return word in english or any(
+        word.endswith(suffix) and word[:-len(suffix)] + stem in english
+        for suffix, stem in (("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"),
+                             ("ing", ""), ("ing", "e")))
 
 
 def people(english: frozenset[str]) -> Spans:
@@ -571,10 +640,13 @@ _NAME_BEFORE = re.compile(rf"(?<![\w.'’])({NAME_WORD.pattern}) $")
 _NAME_AFTER = re.compile(rf" ({NAME_WORD.pattern})(?![\w'’])")
 
 
+def listed_given_name(word: str) -> bool:
+    return _plain(word) in _GIVEN_NAMES and word not in CALENDAR
+
+
 def name_like(word: str, english: frozenset[str]) -> bool:
     """A given name, or no English word (the model's word list); "The", "Our", "Email" are not."""
-    return word not in NOT_NAMES and (_plain(word) in _GIVEN_NAMES and word not in _CALENDAR
-                                       or word.lower() not in english)
+    return word not in NOT_NAMES and (listed_given_name(word) or word.lower() not in english)
 
 
 def whole_name(text: str, start: int, end: int, english: frozenset[str]) -> tuple[int, int]:
@@ -588,7 +660,7 @@ def whole_name(text: str, start: int, end: int, english: frozenset[str]) -> tupl
     lower = text[start:end].islower()  # "cian o'sullivan": the rest of a name in lower case
     for _ in range(2):
         after = (_LOWER_AFTER if lower else _NAME_AFTER).match(text, end)
-        if after is None or not (after.group(1) not in english if lower else
+        if after is None or not (not english_word(after.group(1), english) if lower else
                                  name_like(after.group(1), english)):
             break
         end = after.end()

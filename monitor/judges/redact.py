@@ -93,6 +93,12 @@ def _recognizer(name: str, entity: str, score: float, find: rules.Spans) -> Any:
     return Recognizer(supported_entities=[entity], name=name)
 
 
+_TITLE = re.compile(r"(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sir|Dame|Lady|Lord|Frau|Herr|Mme|Mlle|Sr|Sra|Srta|"
+                    r"Sig|Sig\.ra)\.?")
+# What follows a verb opening a sentence: "Bill me", "Mark this", "Mark as read".
+_IMPERATIVE_OBJECT = re.compile(r" (?:me|us|it|this|that|these|those|them|him|her|the|a|an|all|"
+                                r"your|my|our|their|as|off|up|down)\b")
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -217,7 +223,7 @@ class PiiAnalyzer:
         self._lock = threading.Lock()
         self._cache: OrderedDict[bytes, list[Found]] = OrderedDict()
 
-    def _checked(self, text: str, result: Any) -> Found | None:
+    def _checked(self, text: str, result: Any, foreign: bool) -> Found | None:
         """A finding, but a person's name without a leading "The" or "Our", and none where all
         its words are in the model's word list and none is a given name ("Email", "Settings",
         "Jan"), unless a title precedes it ("Mr Cook")."""
@@ -231,11 +237,12 @@ class PiiAnalyzer:
             if end <= start:
                 return None
             words = list(re.finditer(r"\S+", text[start:end]))
-            while len(words) > 1 and words[0].group(0) in rules.NOT_NAMES:
+            # Not its leading "The" or "Our", nor its title ("Frau Schmitt"): the title stays
+            while len(words) > 1 and (words[0].group(0) in rules.NOT_NAMES
+                                      or _TITLE.fullmatch(words[0].group(0))):
                 words.pop(0)
             start = result.start + words[0].start()
-            title = re.search(r"\b(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sir|Dame|Lady|Lord)\.?\s$",
-                              text[max(0, start - 6):start])
+            title = re.search(rf"\b{_TITLE.pattern}\s$", text[max(0, start - 8):start])
             # Ours may be in lower case (chat); the NER model's must have a capitalised Latin
             # word (not its "https", nor words of scripts it was not trained on).
             # (Presidio keeps one of two equal findings: the NER model's may stand for ours.)
@@ -252,6 +259,18 @@ class PiiAnalyzer:
             if any(w in rules.ORGANISATION
                    for w in [*names, *(following.groups() if following else ())]):
                 return None  # a business or a place: "Skyview Travel", "Paris Nord"
+            if all(w in rules.CALENDAR for w in names) and (
+                    re.search(r"\d\.?\s*\Z", text[:start]) or re.match(r"\s*\d", text[end:])):
+                return None  # a date: "05 Mar  Transfer", "Thu 6 Jun" (not "ask Jun")
+            if title is None and not any(rules.listed_given_name(w) for w in names) and (
+                    rules.place(" ".join(names)) or foreign or rules.foreign(
+                        text[max(0, start - 120):end + 120], self.english)):
+                return None  # a place ("Felixstowe"), or words of another language ("Tage Zeit")
+            opening = re.search(r"(?:\A|[.!?:]\s+|\n\s*)\Z", text[:start]) is not None
+            if not ours and title is None and len(names) == 1 and opening \
+                    and _IMPERATIVE_OBJECT.match(text, end) \
+                    and rules.english_word(names[0].lower(), self.english):
+                return None  # the NER model's verb opening a sentence: "Bill me monthly"
         return Found(start, end, result.entity_type, result.score)
 
     def find(self, text: str) -> list[Found]:
@@ -267,7 +286,9 @@ class PiiAnalyzer:
             results = self._analyzer.analyze(
                 text, language=self.settings.language, entities=self._entities,
                 score_threshold=self.settings.score_threshold)
-            found = [f for f in (self._checked(text, r) for r in results) if f is not None]
+            foreign = rules.foreign(text, self.english)
+            found = [f for f in (self._checked(text, r, foreign) for r in results)
+                     if f is not None]
             if self.settings.cache_size:
                 self._cache[key] = found
                 while len(self._cache) > self.settings.cache_size:
@@ -303,7 +324,8 @@ class Redactor:
         answer); each run of overlapping findings as one, over all of it (nothing of an address
         that also holds a name is left), of the type of its longest finding; a person's name
         with the capitalised words beside it."""
-        found = [self.analyzer.find(t) if t else [] for t in texts]
+        found = [[self._whole_name(t, f) for f in self.analyzer.find(t)] if t else []
+                 for t in texts]
         for text, spans in zip(texts, found, strict=True):
             for span in spans:
                 self._learn(span.entity, text[span.start:span.end])  # type: ignore[index]
@@ -321,17 +343,23 @@ class Redactor:
                 else:
                     longest = span
                     runs.append(span)
-            merged.append([Found(*rules.whole_name(text or "", run.start, run.end,
-                                                   self.analyzer.english), run.entity, run.score)
-                           if run.entity == "PERSON" else run for run in runs])
+            merged.append([self._whole_name(text or "", run) for run in runs])
         return merged
+
+    def _whole_name(self, text: str, found: Found) -> Found:
+        if found.entity != "PERSON":
+            return found
+        return Found(*rules.whole_name(text, found.start, found.end, self.analyzer.english),
+                     found.entity, found.score)
 
     def _learn(self, entity: str, value: str) -> None:
         value = " ".join(value.split())
         if len(value) < 3:
             return
-        self._known.setdefault(value, (entity, value))
         parts = value.split(" ")
+        if entity == "PERSON" and len(parts) == 1 and not rules.listed_given_name(value):
+            return  # one word the NER model took for a name ("Northbridge"): not spread further
+        self._known.setdefault(value, (entity, value))
         if entity == "PERSON" and len(parts) > 1:
             for part in parts:
                 if len(part) > 2 and part[0].isalpha():
