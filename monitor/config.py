@@ -578,6 +578,9 @@ class RedactionSettings(_Section):
     phone_regions: list[str] = ["US", "GB", "DE", "FR", "ES", "IT", "NL", "IE", "IN", "CA", "AU",
                                 "BR", "MX", "NG", "ZA", "JP", "CN", "SG"]
     cache_size: int = Field(10_000, ge=0)  # texts whose findings are kept: documents recur
+    # The trained PII tagger (people's names, street addresses) beside the NER model and the
+    # rules: finds what they miss, at about 8 ms a 100 words of new text.
+    pii_tagger: bool = True
 
 
 class AdminSettings(_Section):

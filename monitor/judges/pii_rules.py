@@ -592,10 +592,13 @@ def lower_case_people(text: str, english: frozenset[str]) -> Iterable[tuple[int,
             yield start, end
 
 
+_LETTERS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")  # a word: "anne-sophie", "o'neill"
+
+
 def lower_name_word(word: str, english: frozenset[str]) -> bool:
     """A word that may be part of a name written in lower case: a given name, or no English
     word (nor a greeting in another language: "hola", "bonjour")."""
-    return len(word) > 1 and word not in _OTHER_GREETINGS and (
+    return len(word) > 2 and _LETTERS.fullmatch(word) is not None and word not in _OTHER_GREETINGS and (
         not english_word(word, english) or _plain(word.capitalize()) in _GIVEN_NAMES)
 
 
@@ -603,7 +606,9 @@ def english_word(word: str, english: frozenset[str]) -> bool:
     """`word` (lower case) or the word it inflects is in the model's word list, which holds
     lemmas: "matches", "parcels", "booked"."""
     return word in english or any(
-        word.endswith(suffix) and word[:-len(suffix)] + stem in english
+        word.endswith(suffix) and (word[:-len(suffix)] + stem in english or stem == "" and len(
+            word) > len(suffix) + 2 and word[-len(suffix) - 1] == word[-len(suffix) - 2]
+            and word[:-len(suffix) - 1] in english)  # "skipped", "running"
         for suffix, stem in (("s", ""), ("es", ""), ("ies", "y"), ("ed", ""), ("ed", "e"),
                              ("ing", ""), ("ing", "e")))
 

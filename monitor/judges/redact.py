@@ -99,6 +99,30 @@ _TITLE = re.compile(r"(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sir|Dame|Lady|Lord|Frau|Herr|Mme|M
 _IMPERATIVE_OBJECT = re.compile(r" (?:me|us|it|this|that|these|those|them|him|her|the|a|an|all|"
                                 r"your|my|our|their|as|off|up|down)\b")
 
+_TAGGED = {"PERSON": "PERSON", "STREET_ADDRESS": "ADDRESS"}  # entity -> the tagger's kind
+
+
+def _tagger_recognizer(entities: Sequence[str]) -> Any:
+    """The trained tagger's people and addresses (monitor/judges/pii_tagger.py)."""
+    from presidio_analyzer import EntityRecognizer, RecognizerResult
+
+    from monitor.judges.pii_tagger import PiiTagger
+
+    tagger = PiiTagger()
+    kinds = {_TAGGED[e]: e for e in entities}
+
+    class Recognizer(EntityRecognizer):
+        def load(self) -> None:
+            pass
+
+        def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None
+                    ) -> list[RecognizerResult]:
+            return [RecognizerResult(kinds[kind], start, end, 0.7)
+                    for start, end, kind in tagger.spans(text) if kind in kinds]
+
+    return Recognizer(supported_entities=list(entities), name="tagger")
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -216,6 +240,9 @@ class PiiAnalyzer:
             "SECRET": (1.0, rules.secrets)}
         recognizers += [_recognizer(entity.lower(), entity, score, find)
                         for entity, (score, find) in ours.items() if entity in entities]
+        tagged = sorted(entities & set(_TAGGED))
+        if settings.pii_tagger and tagged:
+            recognizers.append(_tagger_recognizer(tagged))
         registry = RecognizerRegistry(recognizers=recognizers, supported_languages=[language])
         self._analyzer = AnalyzerEngine(registry=registry, nlp_engine=engine,
                                         supported_languages=[language])
@@ -228,6 +255,10 @@ class PiiAnalyzer:
         its words are in the model's word list and none is a given name ("Email", "Settings",
         "Jan"), unless a title precedes it ("Mr Cook")."""
         start, end = result.start, result.end
+        tagged = result.recognition_metadata.get("recognizer_name") == "tagger"
+        if tagged and result.entity_type == "STREET_ADDRESS" and not (
+                re.search(r"\d", text[start:end]) and re.search(r"[^\W\d_]{2}", text[start:end])):
+            return None  # the tagger's piece of an address ("240", "Borough"): a number and a word
         if result.entity_type == "PERSON":
             # A name holds no digits, commas or line breaks (the NER model's span over a CSV
             # row does), and no possessive: Kenji's is Kenji.
@@ -246,7 +277,7 @@ class PiiAnalyzer:
             # Ours may be in lower case (chat); the NER model's must have a capitalised Latin
             # word (not its "https", nor words of scripts it was not trained on).
             # (Presidio keeps one of two equal findings: the NER model's may stand for ours.)
-            ours = result.recognition_metadata.get("recognizer_name") == "person" or (
+            ours = result.recognition_metadata.get("recognizer_name") in ("person", "tagger") or (
                 text[start:end].islower() and any(
                     a <= start and end <= b
                     for a, b in rules.lower_case_people(text, self.english)))
@@ -255,6 +286,9 @@ class PiiAnalyzer:
                     (rules.lower_name_word if w.islower() else rules.name_like)(w, self.english)
                     for w in names):
                 return None
+            if tagged and text[start:end].islower() and not any(
+                    rules.listed_given_name(w.capitalize()) for w in names):
+                return None  # the tagger's name in lower case: a given name in it ("lorem ipsum")
             following = re.match(r" (\w+)", text[end:end + 24])  # "Skyview Travel", not "(University"
             if any(w in rules.ORGANISATION
                    for w in [*names, *(following.groups() if following else ())]):
