@@ -394,13 +394,22 @@ _GIVEN_NAMES = frozenset(_plain(name) for name in (
 PLACE_NAMES = frozenset((Path(__file__).parent / "data/place_names.txt").read_text(
     encoding="utf-8").splitlines())
 _PLACE_WORDS = frozenset("North South East West Upper Lower Greater Great Little New Old Royal "
-                         "Saint St Port Mount Lake".split())
+                         "Saint St Port Mount Lake Central Africa Europe Asia America Oceania "
+                         "Middle".split())
 
 
 def place(name: str) -> bool:
-    """A place's name: "Felixstowe", "North Yorkshire", "London St Pancras"."""
-    return name in PLACE_NAMES or all(w in PLACE_NAMES or w in _PLACE_WORDS
-                                      for w in name.split())
+    """A place's name: "Felixstowe", "North Yorkshire", "London St Pancras", "West Africa"."""
+    return name in PLACE_NAMES or name in _COUNTRIES or all(
+        w in PLACE_NAMES or w in _PLACE_WORDS or w in _COUNTRIES for w in name.split())
+
+
+def not_a_surname(word: str, english: frozenset[str]) -> bool:
+    """A business's word, a month or a day, or an English plural ("Vets", "Lettings"): the
+    end of a company's or an event's name, not of a person's."""
+    lower = word.lower()
+    return word in ORGANISATION or word in CALENDAR or (
+        lower.endswith("s") and lower not in english and english_word(lower, english))
 
 
 CALENDAR = frozenset("January February March April May June July August September October "
@@ -460,6 +469,8 @@ def _first_names(doc: Any, english: frozenset[str]) -> Iterable[tuple[int, int]]
         end = i + 1
         while end < len(doc) and end - i < 4 and doc[end - 1].whitespace_ and _name_word(doc[end]):
             end += 1
+        while end > i + 1 and not_a_surname(doc[end - 1].text, english):
+            end -= 1  # "Sage Payroll", "Summer Sale": the given name alone, if anything
         if end == i + 1 or not listed:
             before = doc[i - 1].lower_.rstrip(".") if i else ""
             after = doc[i + 1].text if i + 1 < len(doc) else "."
@@ -474,7 +485,7 @@ def _first_names(doc: Any, english: frozenset[str]) -> Iterable[tuple[int, int]]
                 continue  # a sequence without a listed given name: _NAME_SEQUENCE decides
             # after a preposition, what the NER model sees as a business, a product or a place
             # is none: "work with Samsung phones", "for Barclays"
-            if before in _PREPOSITIONS and not listed and token.ent_type_ in _THINGS:
+            if before in _PREPOSITIONS and not listed and token.ent_type_ != "PERSON":
                 continue
             if not (addressed or before in _BEFORE_NAMES and token.ent_type_ not in _PLACES
                     or listed and token.tag_ in ("NNP", "NNPS") and token.ent_type_ not in _THINGS
@@ -630,6 +641,7 @@ def people(english: frozenset[str]) -> Spans:
                     and _plain(words[0].group(0)) not in _GIVEN_NAMES:
                 words.pop(0)
             if len(words) < 2 or words[-1].group(0).lower() in english \
+                    or not_a_surname(words[-1].group(0), english) \
                     or any(w.group(0) in ORGANISATION for w in words):
                 continue
             start, end = match.start() + words[0].start(), match.start() + words[-1].end()
