@@ -274,6 +274,13 @@ def test_every_entity_the_configuration_accepts_is_one_the_redactor_knows() -> N
       "05 Mar  Transfer from savings  £200.00"],
      [], ["Skyview Travel", "Amsterdam Centraal", "Paris Nord", "Lumen Analytics", "Samsung",
           "Felixstowe", "Reason:", "05 Mar"]),
+    # references, prices and a date with its hour are no phone numbers; a contact's number is
+    (["Policy number 923 456 781, ref 2025-001874, paid 1380.00 on 22.05.2024 15:40. "
+      "Contact number: 0161 496 0733."], ["0161 496 0733"],
+     ["923 456 781", "2025-001874", "1380.00", "22.05.2024 15:40"]),
+    # a town the NER model sees as one is no person, even where it is also a given name
+    (["Flights from Leeds to Paris on Friday: Ms Grace Adeyemi and Mr Tom Ward."],
+     ["Adeyemi", "Tom Ward"], ["from Leeds to Paris on Friday"]),
     # a verb opening a sentence is no person; a name opening one is
     (["Bill me monthly instead. Mark left the company in March."], ["Mark"], ["Bill me"]),
     # text in another language: its nouns are no people, its people are

@@ -368,6 +368,14 @@ _PHONE_CONTEXT = re.compile(
     r"\b[^\n\d]{0,24}$")
 
 
+# ... but "policy number 923 456 781", "account no. 50981277364" are none (not "the number on
+# the account is ...").
+NOT_PHONE_CONTEXT = re.compile(
+    r"(?i:policy|account|acct|order|reference|ref|invoice|customer|member|membership|tracking|"
+    r"case|ticket|claim|booking|serial|id|iban|sort code|licen[cs]e|passport|reg)\b"
+    r"(?:[ \t]+(?:number|no\.?|num|id))?[ \t]*[:#.]?[ \t]*$")
+
+
 def phone_numbers(text: str, doc: Any) -> Iterable[tuple[int, int]]:
     """9 to 15 digits in groups: written as international (+44, 0044) or with an area code in
     brackets, or after a word that says phone ("Tel:", "call me on"); bare digit groups are
@@ -376,8 +384,9 @@ def phone_numbers(text: str, doc: Any) -> Iterable[tuple[int, int]]:
         value = match.group(0)
         if not 9 <= sum(c.isdigit() for c in value) <= 15:
             continue
-        if value[0] in "+(" or value.startswith("00") or "(" in value or _PHONE_CONTEXT.search(
-                text, max(0, match.start() - 40), match.start()):
+        before = text[max(0, match.start() - 40):match.start()]
+        if value[0] in "+(" or value.startswith("00") or "(" in value or (
+                _PHONE_CONTEXT.search(before) and not NOT_PHONE_CONTEXT.search(before)):
             yield match.span()
     yield from _matches([_LOCAL_PHONE])(text, doc)
 

@@ -93,6 +93,8 @@ def _recognizer(name: str, entity: str, score: float, find: rules.Spans) -> Any:
     return Recognizer(supported_entities=[entity], name=name)
 
 
+_NOT_A_PHONE = re.compile(r"(?:19|20)\d\d(?:-\d+|\d{4}-\d+)|\d+\.\d\d")  # 2025-001874, 1380.00
+_DATE_FIRST = re.compile(r"\d{1,2}[./-]\d{1,2}(?:[./-]\d{2,4})?[ T]\d{1,2}(?!\d)")
 _TITLE = re.compile(r"(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sir|Dame|Lady|Lord|Frau|Herr|Mme|Mlle|Sr|Sra|Srta|"
                     r"Sig|Sig\.ra)\.?")
 # What follows a verb opening a sentence: "Bill me", "Mark this", "Mark as read".
@@ -178,6 +180,15 @@ def _register_lowercase_lemmas() -> None:
         return doc
 
 
+@dataclass(frozen=True)
+class _Context:
+    """What a text says about all its findings: written in another language; where the NER
+    model sees places."""
+
+    foreign: bool
+    places: list[tuple[int, int]]
+
+
 class PiiAnalyzer:
     """Finds personal data in text with Presidio. Thread-safe; findings are cached by text,
     since the same documents are retrieved again and again."""
@@ -250,11 +261,18 @@ class PiiAnalyzer:
         self._lock = threading.Lock()
         self._cache: OrderedDict[bytes, list[Found]] = OrderedDict()
 
-    def _checked(self, text: str, result: Any, foreign: bool) -> Found | None:
+    def _checked(self, text: str, result: Any, context: _Context) -> Found | None:
         """A finding, but a person's name without a leading "The" or "Our", and none where all
         its words are in the model's word list and none is a given name ("Email", "Settings",
         "Jan"), unless a title precedes it ("Mr Cook")."""
         start, end = result.start, result.end
+        if result.entity_type == "PHONE_NUMBER" and (
+                _DATE_FIRST.match(text, start) or _NOT_A_PHONE.fullmatch(text, start, end)
+                or text[start] not in "+(" and rules.NOT_PHONE_CONTEXT.search(
+                    text, max(0, start - 40), start)
+                or result.recognition_metadata.get("recognizer_name") == "PhoneRecognizer"
+                and sum(c.isdigit() for c in text[start:end]) < 8):
+            return None  # a date and an hour ("22.05.2024 15:40"), a reference, a price
         tagged = result.recognition_metadata.get("recognizer_name") == "tagger"
         if tagged and result.entity_type == "STREET_ADDRESS" and not (
                 re.search(r"\d", text[start:end]) and re.search(r"[^\W\d_]{2}", text[start:end])):
@@ -296,10 +314,13 @@ class PiiAnalyzer:
             if all(w in rules.CALENDAR for w in names) and (
                     re.search(r"\d\.?\s*\Z", text[:start]) or re.match(r"\s*\d", text[end:])):
                 return None  # a date: "05 Mar  Transfer", "Thu 6 Jun" (not "ask Jun")
-            if title is None and not any(rules.listed_given_name(w) for w in names) and (
-                    rules.place(" ".join(names)) or foreign or rules.foreign(
-                        text[max(0, start - 120):end + 120], self.english)):
-                return None  # a place ("Felixstowe"), or words of another language ("Tage Zeit")
+            listed = any(rules.listed_given_name(w) for w in names)
+            if title is None and rules.place(" ".join(names)) and (not listed or any(
+                    a <= start and end <= b for a, b in context.places)):
+                return None  # a place ("Felixstowe"; "Paris" where the NER model sees one)
+            if title is None and not listed and (context.foreign or rules.foreign(
+                    text[max(0, start - 120):end + 120], self.english)):
+                return None  # words of another language ("Tage Zeit")
             opening = re.search(r"(?:\A|[.!?:]\s+|\n\s*)\Z", text[:start]) is not None
             if not ours and title is None and len(names) == 1 and opening \
                     and _IMPERATIVE_OBJECT.match(text, end) \
@@ -317,11 +338,14 @@ class PiiAnalyzer:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return cached
+            artifacts = self._analyzer.nlp_engine.process_text(text, self.settings.language)
             results = self._analyzer.analyze(
                 text, language=self.settings.language, entities=self._entities,
-                score_threshold=self.settings.score_threshold)
-            foreign = rules.foreign(text, self.english)
-            found = [f for f in (self._checked(text, r, foreign) for r in results)
+                score_threshold=self.settings.score_threshold, nlp_artifacts=artifacts)
+            context = _Context(rules.foreign(text, self.english), [
+                (e.start_char, e.end_char) for e in artifacts.tokens.ents
+                if e.label_ in ("GPE", "LOC", "FAC")])
+            found = [f for f in (self._checked(text, r, context) for r in results)
                      if f is not None]
             if self.settings.cache_size:
                 self._cache[key] = found
