@@ -32,6 +32,7 @@ from transformers import AutoModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from export_embedder import MeanPooled  # noqa: E402
+from steps import Progress, optimise, warm_then_decay  # noqa: E402
 
 MAX_TOKENS = 128
 
@@ -186,9 +187,7 @@ def main() -> None:
         model.load_state_dict(torch.load(args.init))
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr,
                                   weight_decay=0.01)
-    warmup = max(1, len(plan) // 16)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min((s + 1) / warmup, max(0.0, (len(plan) - s) / (len(plan) - warmup))))
+    schedule = warm_then_decay(optimizer, len(plan))
     args.work.mkdir(parents=True, exist_ok=True)
     checkpoint = args.work / "checkpoint.pt"
     step = 0
@@ -201,7 +200,7 @@ def main() -> None:
         print(f"resumed at step {step}", flush=True)
     loss_fn = nn.BCEWithLogitsLoss()
     model.train()
-    window_loss, window_pairs, window_start = 0.0, 0, time.perf_counter()
+    progress = Progress(len(plan), started, "pairs")
     while step < len(plan):
         batch = plan[step]
         inputs = encode(tokenizer, batch)
@@ -209,20 +208,9 @@ def main() -> None:
         with torch.autocast("cpu", dtype=torch.bfloat16):
             logits = model(**inputs)
         loss = loss_fn(logits.float(), labels)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad(set_to_none=True)
+        optimise(model, optimizer, schedule, loss)
         step += 1
-        window_loss += loss.item() * len(batch)
-        window_pairs += len(batch)
-        if step % 25 == 0 or step == len(plan):
-            elapsed = time.perf_counter() - window_start
-            print(f"step {step}/{len(plan)}  loss {window_loss / window_pairs:.4f}  "
-                  f"{window_pairs / elapsed:.1f} pairs/s  "
-                  f"elapsed {time.perf_counter() - started:.0f} s", flush=True)
-            window_loss, window_pairs, window_start = 0.0, 0, time.perf_counter()
+        progress.add(step, loss.item(), len(batch))
         if step % args.checkpoint_every == 0 or step == len(plan):
             torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                         "schedule": schedule.state_dict(), "step": step}, checkpoint.with_suffix(".tmp"))

@@ -30,6 +30,9 @@ from transformers import AutoModel
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "training"))
+from steps import Progress, optimise, warm_then_decay  # noqa: E402
+
 DATA = Path(__file__).resolve().parent / "data"
 MAX_TOKENS = 128
 LABELS = ["O", "B-PERSON", "I-PERSON", "B-ADDRESS", "I-ADDRESS"]
@@ -121,30 +124,17 @@ def train(args: argparse.Namespace) -> None:
     model = build_model()
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
                                   lr=args.lr, weight_decay=0.01)
-    warmup = max(1, len(plan) // 16)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(
-        (s + 1) / warmup, max(0.0, (len(plan) - s) / (len(plan) - warmup))))
+    schedule = warm_then_decay(optimizer, len(plan))
     loss_fn = nn.CrossEntropyLoss(ignore_index=-100)
     model.train()
-    window_loss, window_texts, window_start = 0.0, 0, time.perf_counter()
+    progress = Progress(len(plan), started, "texts")
     for step, batch in enumerate(plan, 1):
         inputs, labels = encode(tokenizer, batch)
         with torch.autocast("cpu", dtype=torch.bfloat16):
             logits = model(**inputs)
         loss = loss_fn(logits.float().reshape(-1, len(LABELS)), labels.reshape(-1))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad(set_to_none=True)
-        window_loss += loss.item() * len(batch)
-        window_texts += len(batch)
-        if step % 25 == 0 or step == len(plan):
-            elapsed = time.perf_counter() - window_start
-            print(f"step {step}/{len(plan)}  loss {window_loss / window_texts:.4f}  "
-                  f"{window_texts / elapsed:.1f} texts/s  "
-                  f"elapsed {time.perf_counter() - started:.0f} s", flush=True)
-            window_loss, window_texts, window_start = 0.0, 0, time.perf_counter()
+        optimise(model, optimizer, schedule, loss)
+        progress.add(step, loss.item(), len(batch))
     args.work.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), args.work / "model.pt")
     print(f"trained in {time.perf_counter() - started:.0f} s -> {args.work / 'model.pt'}")
