@@ -239,7 +239,8 @@ def addresses(text: str, doc: Any = None) -> list[tuple[int, int]]:
             # "from flat 3, ...": the sentence's words before its number or unit are not the
             # address's; "..., not 14": nor the parts from the first with a function word on
             opening = re.compile(rf"\d|{_UNIT_FIRST.pattern}|(?:calle|avenida|rue|rua)\b")
-            first = opening.search(text, start, text.find(",", start, end) % (end + 1))
+            comma = text.find(",", start, end)
+            first = opening.search(text, start, end if comma == -1 else comma)
             if first is not None:
                 start = first.start()
             kept = 0

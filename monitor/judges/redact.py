@@ -262,9 +262,12 @@ class PiiAnalyzer:
         self._cache: OrderedDict[bytes, list[Found]] = OrderedDict()
 
     def _checked(self, text: str, result: Any, context: _Context) -> Found | None:
-        """A finding, but a person's name without a leading "The" or "Our", and none where all
-        its words are in the model's word list and none is a given name ("Email", "Settings",
-        "Jan"), unless a title precedes it ("Mr Cook")."""
+        """A finding, or None where it is not what it says. A phone number is no date with
+        its hour, reference or price. The tagger's address holds a number and a word. A
+        person's name loses a leading "The" or a title; it is none where all its words are in
+        the model's word list and none is a given name ("Email", "Settings"), unless a title
+        precedes it ("Mr Cook"), nor where it is a business, a date, a place, words of another
+        language or a verb opening a sentence."""
         start, end = result.start, result.end
         if result.entity_type == "PHONE_NUMBER" and (
                 _DATE_FIRST.match(text, start) or _NOT_A_PHONE.fullmatch(text, start, end)
