@@ -1,11 +1,11 @@
 """How well the redactor finds personal data, and what it costs per turn.
 
-    python bench/pii_redaction.py [--set pii|fresh|blind] [--split dev|test]
+    python bench/pii_redaction.py [--set pii|fresh|blind|blind2] [--split dev|test]
                                   [--bigbench bigbench-1.0.0.tar.gz --turns 40]
 
 Quality, on the labelled set bench/data/pii.jsonl (hand-written support questions, documents and
 answers; bench/data/PII.md; `--set fresh` reads bench/data/pii_fresh.jsonl, a later set written
-blind, `--set blind` pii_blind.jsonl, a test split written after that): per entity type, recall
+blind, `--set blind` and `blind2` pii_blind*.jsonl, test sets written after it): per entity type, recall
 is the share of labelled values left with no letter or digit unredacted (by a placeholder of any
 type: what matters is that the value does not reach the judge; partly covered ones are counted
 apart), and precision the share of
@@ -52,7 +52,7 @@ def covered(text: str, start: int, end: int, runs: list[tuple[int, int]]) -> str
 
 
 SETS = {"pii": "bench/data/pii.jsonl", "fresh": "bench/data/pii_fresh.jsonl",
-        "blind": "bench/data/pii_blind.jsonl"}
+        "blind": "bench/data/pii_blind.jsonl", "blind2": "bench/data/pii_blind2.jsonl"}
 
 
 def quality(analyzer: PiiAnalyzer, split: str, labelled: str = "pii") -> None:
@@ -149,8 +149,8 @@ def cost(analyzer_settings: RedactionSettings, bigbench: Path, count: int) -> No
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=sorted(SETS), default="pii", dest="labelled",
-                        help="which labelled set: pii (pii.jsonl), fresh (pii_fresh.jsonl) or "
-                             "blind (pii_blind.jsonl, a test split only)")
+                        help="which labelled set: pii (pii.jsonl), fresh (pii_fresh.jsonl), "
+                             "blind or blind2 (pii_blind*.jsonl, test splits only)")
     parser.add_argument("--split", choices=["dev", "test"], default="dev")
     parser.add_argument("--bigbench", type=Path, help="the bigbench sdist: also measure cost")
     parser.add_argument("--turns", type=int, default=40)

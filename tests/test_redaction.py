@@ -281,6 +281,9 @@ def test_every_entity_the_configuration_accepts_is_one_the_redactor_knows() -> N
     # a town the NER model sees as one is no person, even where it is also a given name
     (["Flights from Leeds to Paris on Friday: Ms Grace Adeyemi and Mr Tom Ward."],
      ["Adeyemi", "Tom Ward"], ["from Leeds to Paris on Friday"]),
+    # a date with its hour is no phone number; greetings in other languages are no people
+    (["Olá! Kia ora! Logged 2025-04-02 17:05 by Ngaio Whaanga."], ["Whaanga"],
+     ["Olá", "Kia ora", "2025-04-02 17:05"]),
     # a verb opening a sentence is no person; a name opening one is
     (["Bill me monthly instead. Mark left the company in March."], ["Mark"], ["Bill me"]),
     # text in another language: its nouns are no people, its people are

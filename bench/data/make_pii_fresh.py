@@ -8,8 +8,8 @@ Hand-written texts (threads of questions, retrieved documents and answers about 
 pii_fresh_threads.py and pii_blind_threads.py), marked up inline: `[[TYPE|value]]` for personal
 data, `{{KIND|value}}` for labelled negatives. TYPE is one of the short names in TYPES. In the
 fresh set the split is drawn at random per thread (fixed seed) so that a case's question,
-documents and answer share a split and no labelled value crosses splits; the blind set is all
-test, and none of its labelled values is one of the older sets'.
+documents and answer share a split and no labelled value crosses splits; the blind sets are
+all test, and none of their labelled values is one of the sets written before them.
 All data is fake: phones in reserved/fictional ranges where they exist, cards are well-known
 Luhn-valid test numbers, IBAN check digits computed, IPs in documentation ranges, secrets random.
 Standard library only; rewrites the file identically on every run.
@@ -28,6 +28,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SEED = 4040
+WRITTEN = ["pii.jsonl", "pii_fresh.jsonl", "pii_blind.jsonl", "pii_blind2.jsonl"]  # in order
 
 TYPES = {"P": "PERSON", "A": "ADDRESS", "E": "EMAIL", "T": "PHONE", "C": "CREDIT_CARD",
          "IBAN": "IBAN", "IP": "IP_ADDRESS", "SSN": "US_SSN", "NINO": "UK_NINO",
@@ -113,7 +114,7 @@ def build(threads: list[list[tuple[str, str]]], name: str) -> list[dict[str, Any
     records: list[dict[str, Any]] = []
     n = 0
     for number, thread in enumerate(threads, 1):
-        split = "test" if name == "blind" else "dev" if rng.random() < 0.5 else "test"
+        split = "dev" if name == "fresh" and rng.random() < 0.5 else "test"
         for role, marked in thread:
             n += 1
             text, entities, negatives = parse(marked)
@@ -127,9 +128,9 @@ def build(threads: list[list[tuple[str, str]]], name: str) -> list[dict[str, Any
     seen: dict[str, set[str]] = {"dev": set(), "test": set()}
     for r in records:
         seen[r["split"]].update(e["text"].casefold() for e in r["entities"])
-    if name == "blind":
-        for older in ("pii.jsonl", "pii_fresh.jsonl"):
-            for line in (HERE / older).open(encoding="utf-8"):
+    if name != "fresh":  # a blind set: none of the sets written before it
+        for path in WRITTEN[:WRITTEN.index(f"pii_{name}.jsonl")]:
+            for line in (HERE / path).open(encoding="utf-8"):
                 seen["dev"].update(e["text"].casefold() for e in json.loads(line)["entities"])
     shared = seen["dev"] & seen["test"]
     if shared:

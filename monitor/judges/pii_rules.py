@@ -436,8 +436,9 @@ def _name_word(token: Any) -> bool:
 
 # Words after which a given name is a person's: greetings and titles, whatever the NER model
 # thinks; relations, roles and some prepositions, unless it sees a place or an organisation.
-_OTHER_GREETINGS = frozenset("hola hallo bonjour salut ciao hej hei moi olá ola merci gracias danke "
-                             "grazie obrigado obrigada bedankt tack".split())
+_OTHER_GREETINGS = frozenset("hola hallo bonjour bonsoir salut ciao buongiorno buonasera hej hei "
+                             "moi olá ola oi merci gracias danke grazie obrigado obrigada bedankt "
+                             "tack hoi moin servus merhaba salam namaste ahoj disculpe".split())
 _GREETINGS = frozenset("hi hello hey dear thanks thank cheers regards sincerely bye mr mrs ms mx "
                        "dr prof sir madam".split()) | _OTHER_GREETINGS
 _BEFORE_NAMES = _GREETINGS | frozenset(
@@ -582,14 +583,15 @@ def _stop_words(*languages: str) -> frozenset[str]:
 
 
 _ENGLISH_STOP_WORDS = _stop_words("en")
-_OTHER_STOP_WORDS = _stop_words("de", "fr", "es", "nl", "it", "pt") - _ENGLISH_STOP_WORDS
+_OTHER_STOP_WORDS = _stop_words("de", "fr", "es", "nl", "it", "pt", "sv", "da", "nb", "fi", "pl",
+                                "cs", "sk", "hu", "ro", "hr", "tr", "id", "vi") - _ENGLISH_STOP_WORDS
 
 
 def foreign(text: str, english: frozenset[str]) -> bool:
     """Text mostly in another language than English (German, French, Spanish, Dutch, Italian,
-    Portuguese), by their function words that are no English words ("und", not "die" or
-    "stop"): the English NER model takes its capitalised nouns for people ("Gewünschter
-    Termin", "Je kunt")."""
+    Portuguese, Nordic, Central European, Turkish, Indonesian, Vietnamese), by their function
+    words that are no English words ("und", not "die" or "stop"): the English NER model takes
+    its capitalised nouns for people ("Gewünschter Termin", "Je kunt")."""
     words = re.findall(r"[^\W\d_]+", text.lower())
     other = sum(w in _OTHER_STOP_WORDS and w not in english for w in words)
     return other > 3 and other > 2 * sum(w in _ENGLISH_STOP_WORDS for w in words)
@@ -669,6 +671,12 @@ _NAME_AFTER = re.compile(rf" ({NAME_WORD.pattern})(?![\w'’])")
 
 def listed_given_name(word: str) -> bool:
     return _plain(word) in _GIVEN_NAMES and word not in CALENDAR
+
+
+def greeting(words: list[str]) -> bool:
+    """Words that greet in another language: "Olá", "Kia ora", "Grüß Gott"."""
+    return " ".join(words).lower() in _OTHER_GREETINGS | {"kia ora", "grüß gott", "dzień dobry"} \
+        or bool(words) and all(w.lower() in _OTHER_GREETINGS for w in words)
 
 
 def name_like(word: str, english: frozenset[str]) -> bool:

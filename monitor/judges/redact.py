@@ -94,7 +94,7 @@ def _recognizer(name: str, entity: str, score: float, find: rules.Spans) -> Any:
 
 
 _NOT_A_PHONE = re.compile(r"(?:19|20)\d\d(?:-\d+|\d{4}-\d+)|\d+\.\d\d")  # 2025-001874, 1380.00
-_DATE_FIRST = re.compile(r"\d{1,2}[./-]\d{1,2}(?:[./-]\d{2,4})?[ T]\d{1,2}(?!\d)")
+_DATE_FIRST = re.compile(r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}(?:[./-]\d{2,4})?)[ T]\d{1,2}(?!\d)")
 _TITLE = re.compile(r"(?:Mr|Mrs|Ms|Mx|Dr|Prof|Sir|Dame|Lady|Lord|Frau|Herr|Mme|Mlle|Sr|Sra|Srta|"
                     r"Sig|Sig\.ra)\.?")
 # What follows a verb opening a sentence: "Bill me", "Mark this", "Mark as read".
@@ -317,6 +317,8 @@ class PiiAnalyzer:
             if all(w in rules.CALENDAR for w in names) and (
                     re.search(r"\d\.?\s*\Z", text[:start]) or re.match(r"\s*\d", text[end:])):
                 return None  # a date: "05 Mar  Transfer", "Thu 6 Jun" (not "ask Jun")
+            if rules.greeting(names):
+                return None  # "Olá", "Kia ora"
             listed = any(rules.listed_given_name(w) for w in names)
             if title is None and rules.place(" ".join(names)) and (not listed or any(
                     a <= start and end <= b for a, b in context.places)):
@@ -348,7 +350,16 @@ class PiiAnalyzer:
             context = _Context(rules.foreign(text, self.english), [
                 (e.start_char, e.end_char) for e in artifacts.tokens.ents
                 if e.label_ in ("GPE", "LOC", "FAC")])
-            found = [f for f in (self._checked(text, r, context) for r in results)
+            # A name only the rules found, with no given name in it: kept where the NER model
+            # or the tagger sees a person there too (alone, a third of them were not people).
+            seconded = [(r.start, r.end) for r in results if r.entity_type == "PERSON"
+                        and r.recognition_metadata.get("recognizer_name") != "person"]
+            found = [f for f in (self._checked(text, r, context) for r in results
+                                 if r.entity_type != "PERSON"
+                                 or r.recognition_metadata.get("recognizer_name") != "person"
+                                 or any(a < r.end and r.start < b for a, b in seconded)
+                                 or any(rules.listed_given_name(w.capitalize())
+                                        for w in re.findall(r"[^\W\d_]+", text[r.start:r.end])))
                      if f is not None]
             if self.settings.cache_size:
                 self._cache[key] = found
