@@ -26,6 +26,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+# Each thread: the texts a RAG assistant sees for one case, by role.
+Q, D, A = "question", "document", "answer"
+Thread = list[tuple[str, str]]
+
 HERE = Path(__file__).resolve().parent
 SEED = 4040
 WRITTEN = ["pii.jsonl", "pii_fresh.jsonl", "pii_blind.jsonl", "pii_blind2.jsonl"]  # in order
@@ -109,7 +113,7 @@ def check(record: dict[str, Any]) -> None:
         raise ValueError(f"{record['id']}: document of {len(text.split())} words")
 
 
-def build(threads: list[list[tuple[str, str]]], name: str) -> list[dict[str, Any]]:
+def build(threads: list[Thread], name: str) -> list[dict[str, Any]]:
     rng = random.Random(SEED)
     records: list[dict[str, Any]] = []
     n = 0

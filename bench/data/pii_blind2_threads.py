@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-Q, D, A = "question", "document", "answer"
+from make_pii_fresh import A, D, Q, Thread
 
-# Each thread: the texts a RAG assistant sees for one case.
-THREADS: list[list[tuple[str, str]]] = [
+THREADS: list[Thread] = [
     [
         (Q, "Hi, can you check why my refund for order {{ID|ORD-558201}} hasn't arrived? It's under [[P|Tamsin Oyelaran]]."),
         (D, "CRM record — customer: [[P|Tamsin Oyelaran]]. Email: [[E|t.oyelaran@fernmail.example]]. Phone: [[T|07700 900318]]. Delivery address: [[A|Flat 3, 22 Quarry Lane, Bathgate EH48 2QT]]. Order {{ID|ORD-558201}} placed {{DATE|2 March}} for a {{PRODUCT|Brevia Steam Iron 2400}} at {{PRICE|£64.99}}. Return logged by agent [[P|Callum Reidy]] on {{DATE|11 March}}; parcel received at the {{LOCATION|Livingston}} returns centre on {{DATE|14 March}}. Refund of {{PRICE|£64.99}} issued to card ending 4471 on {{DATE|15 March}}; bank processing typically takes three to five working days. Note from {{ORG|Hargreaves & Sons Couriers}}: collection was one day late due to weather."),

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-Q, D, A = "question", "document", "answer"
+from make_pii_fresh import A, D, Q, Thread
 
-# Each thread: the texts a RAG assistant sees for one case.
-THREADS: list[list[tuple[str, str]]] = [
+THREADS: list[Thread] = [
     # 1 retail return, UK
     [
         (Q, "Hi, I'm [[P|Rosamund Achterberg]]. I sent back the {{PRODUCT|Hearthline 3-in-1 air fryer}} on {{DATE|3 March}} and there's still no refund. Order {{ID|HL-448210}}. Please post any letters to [[A|Flat 2, 17 Cobbler's Yard, Leominster HR6 8QD]], not my old place."),

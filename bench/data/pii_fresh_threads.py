@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-Q, D, A = "question", "document", "answer"
+from make_pii_fresh import A, D, Q, Thread
 
-# Each thread: the texts a RAG assistant sees for one case.
-THREADS: list[list[tuple[str, str]]] = [
+THREADS: list[Thread] = [
     # ---------------------------------------------------------------- retail support
     [
         (Q, "Hi, I ordered a {{PRODUCT|Breville Barista Express}} last week ({{ID|order #A-77120394}}) "
