@@ -675,8 +675,11 @@ def listed_given_name(word: str) -> bool:
 
 def greeting(words: list[str]) -> bool:
     """Words that greet in another language: "Olá", "Kia ora", "Grüß Gott"."""
-    return " ".join(words).lower() in _OTHER_GREETINGS | {"kia ora", "grüß gott", "dzień dobry"} \
+    return " ".join(words).lower() in _GREETING_PHRASES \
         or bool(words) and all(w.lower() in _OTHER_GREETINGS for w in words)
+
+
+_GREETING_PHRASES = frozenset(["kia ora", "grüß gott", "dzień dobry"])
 
 
 def name_like(word: str, english: frozenset[str]) -> bool:

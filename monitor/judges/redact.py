@@ -350,22 +350,33 @@ class PiiAnalyzer:
             context = _Context(rules.foreign(text, self.english), [
                 (e.start_char, e.end_char) for e in artifacts.tokens.ents
                 if e.label_ in ("GPE", "LOC", "FAC")])
-            # A name only the rules found, with no given name in it: kept where the NER model
-            # or the tagger sees a person there too (alone, a third of them were not people).
-            seconded = [(r.start, r.end) for r in results if r.entity_type == "PERSON"
-                        and r.recognition_metadata.get("recognizer_name") != "person"]
-            found = [f for f in (self._checked(text, r, context) for r in results
-                                 if r.entity_type != "PERSON"
-                                 or r.recognition_metadata.get("recognizer_name") != "person"
-                                 or any(a < r.end and r.start < b for a, b in seconded)
-                                 or any(rules.listed_given_name(w.capitalize())
-                                        for w in re.findall(r"[^\W\d_]+", text[r.start:r.end])))
-                     if f is not None]
+            found = [f for f in (self._checked(text, r, context)
+                                 for r in _seconded(text, results)) if f is not None]
             if self.settings.cache_size:
                 self._cache[key] = found
                 while len(self._cache) > self.settings.cache_size:
                     self._cache.popitem(last=False)
             return found
+
+
+def _seconded(text: str, results: list[Any]) -> list[Any]:
+    """The findings without the names only the rules found with no given name in them: those
+    stand where the NER model or the tagger sees a person there too (alone, a third of them
+    were not people)."""
+    others = [(r.start, r.end) for r in results
+              if r.entity_type == "PERSON" and not _by_rules(r)]
+
+    def kept(r: Any) -> bool:
+        return r.entity_type != "PERSON" or not _by_rules(r) or any(
+            a < r.end and r.start < b for a, b in others) or any(
+            rules.listed_given_name(w.capitalize())
+            for w in re.findall(r"[^\W\d_]+", text[r.start:r.end]))
+
+    return [r for r in results if kept(r)]
+
+
+def _by_rules(result: Any) -> bool:
+    return bool(result.recognition_metadata.get("recognizer_name") == "person")
 
 
 class Redactor:
