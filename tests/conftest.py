@@ -146,15 +146,29 @@ def _report_stuck(loop: asyncio.AbstractEventLoop) -> None:
         task.print_stack(file=sys.stderr)
 
 
+# Where test_settings puts its stores: inside pytest's temporary tree, which pytest removes after
+# a passing run (tmp_path_retention_policy). Stores made with mkdtemp in the system's /tmp were
+# never removed and filled CI's disk (2,113 of them when a build failed with ENOSPC).
+_stores_folder: Path | None = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stores_in_pytests_tree(tmp_path_factory: pytest.TempPathFactory) -> None:
+    global _stores_folder
+    _stores_folder = tmp_path_factory.mktemp("stores")
+
+
 def test_settings(**overrides: Any) -> Settings:
     """Ephemeral ports on loopback and short waits, so tests run fast."""
     from monitor.config import Settings
+
+    assert _stores_folder is not None, "test_settings is for tests (the session fixture sets its folder)"
 
     data: dict[str, Any] = {
         "receivers": {"grpc": {"endpoint": "127.0.0.1:0"}, "http": {"endpoint": "127.0.0.1:0"}},
         "admin": {"endpoint": "127.0.0.1:0"},
         "assembly": {"root_grace_s": 0.3, "decision_wait_s": 5.0},
-        "store": {"path": str(Path(tempfile.mkdtemp(prefix="assistant-monitor-")) / "store.db")},
+        "store": {"path": str(Path(tempfile.mkdtemp(dir=_stores_folder)) / "store.db")},
         # No canary traffic to a test's scripted judge unless the test asks for it.
         "judging": {"canary": {"enabled": False}},
     }
