@@ -39,6 +39,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # The package measured: this tree's, or the one `--before` names (its compiled module inside it).
 sys.path.insert(0, os.environ.get("BENCH_PACKAGE") or str(Path(__file__).resolve().parents[1]))
+# Bound now: bench/ingest.py, imported later, puts this tree first on sys.path, and `--before`
+# measured this tree twice (the before figures of 2026-11-27's first results were this build's).
+import monitor  # noqa: E402, F401
 
 COMPILED_CALLS = ("__pymethod_traces__", "__pymethod_add__", "__pymethod_expire__")
 
