@@ -27,15 +27,16 @@ against `kept` (what the judge's own CPU work costs ingest), in spans per wall s
 `kept`, in spans per CPU-second of the sidecar's process too: each the median over runs of the
 ratio to that mode's run in the same round. `process` is the shipped default.
 `--before DIR` adds the same rows for the sidecar of another source tree (a checkout of an
-earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`; one without `judging.process` runs its
-judge in a thread). `--collector PATH` adds a row for the OpenTelemetry Collector with
-tail_sampling (the peer that also holds whole traces, 1 s decision wait, every trace kept; built
-as bench/otelcol-manifest.yaml says) on the same traffic through its own OTLP receivers,
-measured by the same rule: its process's CPU until the last request is answered, so its steady
-pass, like the sidecar's, includes the previous pass's decisions; each row then shows its spans
-per CPU-second against the Collector's in the same round. "(slowest)": the lowest spans per
-CPU-second of the row's runs. Modes interleave run by run, medians of `--repeat`. Nothing is
-asserted.
+earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`, with its compiled module built in it;
+one without `judging.process` runs its judge in a thread), and a column: each row's spans per
+CPU-second against the same mode of that tree in the same round. `--collector PATH` adds a row
+for the OpenTelemetry Collector with tail_sampling (the peer that also holds whole traces, 1 s
+decision wait, every trace kept; built as bench/otelcol-manifest.yaml says) on the same traffic
+through its own OTLP receivers, measured by the same rule: its process's CPU until the last
+request is answered, so its steady pass, like the sidecar's, includes the previous pass's
+decisions; each row then shows its spans per CPU-second against the Collector's in the same
+round. "(slowest)": the lowest spans per CPU-second of the row's runs. Modes interleave run by
+run, medians of `--repeat`. Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -203,27 +204,32 @@ def main() -> None:
     medians = {key: tuple(statistics.median(r[i] for r in results) for i in range(5))
                for key, results in runs.items()}
 
-    def change(key: tuple[str, str, str], base: str, field: int) -> str:
-        """The median over rounds of this row against `base` in the same round: runs next to
-        each other in time share the machine's state, so paired ratios vary less than medians'."""
+    def change(key: tuple[str, str, str], base: str, field: int, base_tree: str | None = None
+               ) -> str:
+        """The median over rounds of this row against `base` (of `base_tree`, by default its
+        own) in the same round: runs next to each other in time share the machine's state, so
+        paired ratios vary less than medians'."""
         tree, mode, name = key
-        if (tree, base, name) not in runs or mode == base:
+        against = (tree if base_tree is None else base_tree, base, name)
+        if against not in runs or against == key:
             return ""
         ratios = [ours[field] / theirs[field] - 1
-                  for ours, theirs in zip(runs[key], runs[tree, base, name], strict=True)]
+                  for ours, theirs in zip(runs[key], runs[against], strict=True)]
         return f"{statistics.median(ratios) * 100:+.1f} %"
 
     print(f"{'judging':16} {'pass':11} {'ingest spans/s':>15} {'spans/cpu-s':>12} "
           f"{'(slowest)':>10} {'(all procs)':>12} {'kept':>6} {'peak RSS':>9} {'vs off':>9} "
           f"{'vs kept':>9} {'(cpu-s)':>9}" + (f" {'vs Collector (cpu-s)':>21}" if args.collector
-                                              else ""))
+                                              else "")
+          + (f" {'vs before (cpu-s)':>18}" if args.before else ""))
     for key, (wall, own, every, kept, rss) in medians.items():
         tree, mode, name = key
         slowest = min(result[1] for result in runs[key])
         print(f"  {tree + mode:14} {name:11} {wall:>15,.0f} {own:>12,.0f} {slowest:>10,.0f} "
               f"{every:>12,.0f} {kept:>6.1%} {rss:>5.0f} MiB {change(key, 'off', 0):>9} "
               f"{change(key, 'kept', 0):>9} {change(key, 'kept', 1):>9}"
-              + (f" {change(key, 'collector', 1):>21}" if args.collector else ""))
+              + (f" {change(key, 'collector', 1):>21}" if args.collector else "")
+              + (f" {change(key, mode, 1, 'before '):>18}" if args.before else ""))
 
 
 if __name__ == "__main__":

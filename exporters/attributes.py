@@ -39,6 +39,7 @@ ASSISTANT_FEEDBACK_SCORE: Final = "assistant.feedback.score"  # -1.0 (bad) .. 1.
 ASSISTANT_FEEDBACK_COMMENT: Final = "assistant.feedback.comment"
 ASSISTANT_SCENARIO_ID: Final = "assistant.scenario.id"  # links a turn to a golden scenario
 ASSISTANT_EXPECTED_TOOL_CALLS: Final = "assistant.expected_tool_calls"  # JSON [{name, arguments}]
+ASSISTANT_SESSION_END: Final = "assistant.session.end"  # true: the conversation ends with this turn
 
 # Resource attributes.
 SERVICE_NAME: Final = "service.name"

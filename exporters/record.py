@@ -106,6 +106,16 @@ def feedback(score: float, *, comment: str | None = None, span: Span | None = No
         s.set_attribute(A.ASSISTANT_FEEDBACK_COMMENT, comment)
 
 
+def session(conversation_id: str, *, end: bool = False, span: Span | None = None) -> None:
+    """The conversation this turn belongs to (`gen_ai.conversation.id`); `end`: the app closed
+    it with this turn (the user ended the chat, the ticket was closed), so the sidecar judges the
+    session now instead of after its idle timeout."""
+    s = _span(span)
+    s.set_attribute(A.GEN_AI_CONVERSATION_ID, conversation_id)
+    if end:
+        s.set_attribute(A.ASSISTANT_SESSION_END, True)
+
+
 def scenario(scenario_id: str, *, span: Span | None = None) -> None:
     """Link the turn to a golden scenario (used by reference-based tool-call metrics)."""
     _span(span).set_attribute(A.ASSISTANT_SCENARIO_ID, scenario_id)

@@ -261,7 +261,39 @@ def tools() -> Any:
                     ("A", FAMILY["assistant_tool_calls_needed"].total, "not needed"),
                     ("B", FAMILY["assistant_tool_calls_arguments_supported"].total,
                      "unsupported arguments"))],
-                "percentunit", max_value=1, width=24)))
+                "percentunit", max_value=1, width=24))
+            .with_row(dashboard.Row("Agents and sessions"))
+            .with_panel(series("Steps per turn", [
+                query(f"histogram_quantile({q}, sum by (le) (rate(assistant_agent_steps_bucket"
+                      f"{{{SEL}}}[$__rate_interval])))", f"p{int(q * 100)}", ref)
+                for ref, q in (("A", 0.5), ("B", 0.95))], "short",
+                "LLM calls, tool calls, retrievals and hand-offs per turn, all traffic."))
+            .with_panel(series("Loops and recoveries per tool call", [
+                query(f"sum(rate({name}{{{SEL}}}[$__rate_interval])) / sum(rate("
+                      f"assistant_tool_calls_total{{{SEL}}}[$__rate_interval]))", legend, ref)
+                for ref, name, legend in (("A", "assistant_agent_loops_total", "repeated alike"),
+                                          ("B", "assistant_agent_recoveries_total",
+                                           "failed, then recovered"))],
+                "percentunit", "Tool calls repeating an earlier call of their turn alike (the "
+                "agent loops; AssistantAgentLooping pages over 10%), and failed calls the agent "
+                "recovered from, all traffic.", max_value=1))
+            .with_panel(series("Sessions by outcome", [
+                query(f"sum by (outcome) (rate(assistant_session_outcome_total{{{SEL}}}"
+                      "[$__rate_interval]))", "{{outcome}}")], "reqps",
+                "Conversations as they close, by their local outcome (monitor/sessions.py): "
+                "resolved, unresolved, escalated, abandoned, unjudged."))
+            .with_panel(series("Turns per session", [
+                query(f"histogram_quantile({q}, sum by (le) (rate({name}_bucket{{{SEL}}}"
+                      "[$__rate_interval])))", legend, ref)
+                for ref, q, name, legend in (
+                    ("A", 0.5, "assistant_session_turns", "turns p50"),
+                    ("B", 0.5, "assistant_session_turns_to_resolution", "to resolution p50"))],
+                "short"))
+            .with_panel(series("Frustration signals", [
+                query(f"sum by (signal) (rate(assistant_session_frustration_total{{{SEL}}}"
+                      "[$__rate_interval]))", "{{signal}}")], "reqps",
+                "Rephrased questions, negative feedback and requests for a person, in sessions' "
+                "turns.")))
 
 
 def pipeline() -> Any:

@@ -5,7 +5,15 @@ holds this stub to the module's own names."""
 from collections.abc import Iterable
 from typing import Any, Final, Literal
 
-from monitor.model import AssistantTurn, Feedback, Message, RetrievedDocument, ToolCall
+from monitor.model import (
+    AssistantTurn,
+    Feedback,
+    Message,
+    RetrievedDocument,
+    Step,
+    ToolCall,
+    TrajectorySignals,
+)
 
 EVENT_PREFIXES: list[str]  # span events the rules read
 
@@ -56,13 +64,15 @@ class SpanFacts:
     scenario_id: Final[str | None]
     expected_tool_calls: Final[list[ToolCall] | None]
     conversation_id: Final[str | None]
+    session_end: Final[bool]
     input_tokens: Final[int]
     output_tokens: Final[int]
     size: Final[int]
 
 def register_models(turn: type[AssistantTurn], message: type[Message],
                     tool_call: type[ToolCall], document: type[RetrievedDocument],
-                    feedback: type[Feedback]) -> None:
+                    feedback: type[Feedback], step: type[Step],
+                    signals: type[TrajectorySignals]) -> None:
     """monitor.model's classes, which the compiled core builds; once, at its import."""
 
 def count_conventions(facts: list[SpanFacts]) -> list[tuple[str, int]]: ...
@@ -121,7 +131,13 @@ class Completed:
     recent: list[TurnRecord]
     trace_ids: list[bytes]
     not_sampled: int
+    # (service, route) -> [turns, tool calls ok, failed, loops, recoveries, ns in tools, input
+    # tokens, output tokens]
     received: dict[tuple[str, str | None], list[int]]
+    steps: dict[tuple[str, str | None], list[int]]  # (service, route) -> each turn's steps
+    # each turn of a conversation, in order: monitor.sessions.SessionTurn
+    sessions: list[tuple[str, str, str | None, str | None, bool, bool, float | None, bool,
+                         list[str]]]
     no_question: int
     no_answer: int
     completions: dict[str, int]

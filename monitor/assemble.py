@@ -40,13 +40,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from monitor import _native
 from monitor.config import AssemblySettings
 from monitor.model import SpanFacts
 
 Completed = _native.Completed  # turns completed at once: see native/src/assemble/complete.rs
+# A RAG turn takes two or three steps; an agent's, up to tens; a loop, more.
+STEP_BUCKETS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64)
 
 
 def facts_size(facts: SpanFacts) -> int:
@@ -71,6 +73,22 @@ class AssemblyTelemetry:
         self.tool_calls = Counter(
             "assistant_tool_calls", "Tool calls in assembled turns (all traffic, not a sample), "
             "by outcome (ok, error).", ["service", "route", "outcome"], registry=r)
+        # The trajectories of all traffic (monitor.model.TrajectorySignals), not a sample.
+        self.agent_steps = Histogram(
+            "assistant_agent_steps", "Steps per turn: LLM calls, tool calls, retrievals and "
+            "hand-offs (all traffic).", ["service", "route"], buckets=STEP_BUCKETS, registry=r)
+        self.agent_loops = Counter(
+            "assistant_agent_loops", "Tool calls repeating an earlier call of their turn: the "
+            "same tool with the same arguments (all traffic).", ["service", "route"], registry=r)
+        self.agent_recoveries = Counter(
+            "assistant_agent_recoveries", "Failed tool calls after which a call of the same turn "
+            "succeeded (all traffic).", ["service", "route"], registry=r)
+        self.agent_tool_seconds = Counter(
+            "assistant_agent_tool_seconds", "Time in tool spans (all traffic).",
+            ["service", "route"], registry=r)
+        self.llm_tokens = Counter(
+            "assistant_llm_tokens", "Tokens the turns' LLM calls used, by direction (input, "
+            "output; all traffic).", ["service", "route", "direction"], registry=r)
         self.turns_incomplete = Counter(
             "assistant_turns_incomplete", "Assembled turns missing a part (no_question, no_answer).",
             ["part"], registry=r)
@@ -91,14 +109,26 @@ class AssemblyTelemetry:
         the assembler, so a batch costs one update per label set, not several per turn."""
         received: dict[tuple[str, str], list[int]] = {}
         for (service, route), counts in done.received.items():
-            tally = received.setdefault((services(service), routes(route)), [0, 0, 0])
+            tally = received.setdefault((services(service), routes(route)), [0] * len(counts))
             for n, count in enumerate(counts):
                 tally[n] += count
-        for labels, (turns, ok, failed) in received.items():
+        for labels, counts in received.items():
+            turns, ok, failed, loops, recoveries, tool_ns, input_tokens, output_tokens = counts
             self.turns_received.labels(*labels).inc(turns)
             for outcome, count in (("ok", ok), ("error", failed)):
                 if count:
                     self.tool_calls.labels(*labels, outcome).inc(count)
+            for counter, amount in ((self.agent_loops, loops), (self.agent_recoveries, recoveries),
+                                    (self.agent_tool_seconds, tool_ns / 1e9)):
+                if amount:
+                    counter.labels(*labels).inc(amount)
+            for direction, tokens in (("input", input_tokens), ("output", output_tokens)):
+                if tokens:
+                    self.llm_tokens.labels(*labels, direction).inc(tokens)
+        for (service, route), steps in done.steps.items():
+            histogram = self.agent_steps.labels(services(service), routes(route))
+            for count in steps:
+                histogram.observe(count)
         for part, count in (("no_question", done.no_question), ("no_answer", done.no_answer)):
             if count:
                 self.turns_incomplete.labels(part).inc(count)

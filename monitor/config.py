@@ -130,6 +130,14 @@ class AssemblySettings(_Section):
     remember_completed: int = Field(100_000, ge=0)  # trace ids kept to recognise late spans
 
 
+class SessionSettings(_Section):
+    """Sessions (monitor/sessions.py): a conversation's turns followed over all traffic."""
+
+    idle_timeout_s: float = Field(1800.0, gt=0)  # a session closes this long after its last turn
+    max_sessions: int = Field(100_000, gt=0)  # followed at once; the longest idle closes beyond
+    max_mib: int = Field(64, gt=0)  # bytes they hold; the longest idle closes beyond
+
+
 class WalSettings(_Section):
     """Write-ahead log of the requests the OTLP receivers accept, replayed on start: what was
     acknowledged survives a crash. Kafka does not need it (the broker keeps the offsets)."""
@@ -653,6 +661,7 @@ class Settings(BaseSettings):
     receivers: ReceiverSettings = ReceiverSettings()
     kafka: KafkaSettings = KafkaSettings()
     assembly: AssemblySettings = AssemblySettings()
+    sessions: SessionSettings = SessionSettings()
     wal: WalSettings = WalSettings()
     labels: LabelSettings = LabelSettings()
     pipeline: PipelineSettings = PipelineSettings()

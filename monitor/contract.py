@@ -230,11 +230,12 @@ VERDICT_FAMILIES = tuple(f for f in FAMILIES if f.per_verdict is not None)
 @dataclass(frozen=True)
 class Quality:
     name: str  # drift's `metric` label, the eval report's key, the recording rules' middle part
-    verdict: Metric | None  # the verdict metric that feeds it; None: the turn's own tool calls
+    verdict: Metric | None  # the verdict metric that feeds it; None: `read` from the turn
     label: str | None  # a rate of this verdict label; None: the mean of the verdict's score
     higher_is_worse: bool
     reference: bool = False  # from the reference-based tool-call judge, not the quality judge
     recorded: bool = False  # deploy/prometheus/rules.yml records its sampling-weighted estimate
+    read: Callable[[AssistantTurn], float | None] | None = None  # of the turn (verdict None)
 
     @property
     def recording(self) -> str:
@@ -251,7 +252,12 @@ QUALITIES = (
       for m in JUDGE_METRICS),
     # A turn with a failed call. (Prometheus records the failed share of all calls instead,
     # assistant:tool_call_failure_rate, from the unsampled assistant_tool_calls_total.)
-    Quality("tool_failure_rate", None, None, higher_is_worse=True),
+    Quality("tool_failure_rate", None, None, higher_is_worse=True,
+            read=lambda t: float(any(c.error for c in t.tool_calls)) if t.tool_calls else None),
+    # A turn that repeated a tool call alike (the agent looped). (Prometheus records loops per
+    # call, assistant:agent_loop_rate, from the unsampled assistant_agent_loops_total.)
+    Quality("agent_loop_rate", None, None, higher_is_worse=True,
+            read=lambda t: float(t.signals.loops > 0) if t.tool_calls else None),
 )
 QUALITY = {q.name: q for q in QUALITIES}
 
@@ -265,8 +271,9 @@ def turn_values(turn: AssistantTurn, results: list[JudgeResult]) -> dict[str, fl
         return out
     for q in QUALITIES:
         if q.verdict is None:
-            if turn.tool_calls:
-                out[q.name] = float(any(call.error for call in turn.tool_calls))
+            value = q.read(turn) if q.read is not None else None
+            if value is not None:
+                out[q.name] = value
             continue
         if q.reference:
             verdict = next((r.get(q.verdict) for r in results if r.get(q.verdict)), None)

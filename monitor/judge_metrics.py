@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 Metric = Literal["context_relevance", "answer_relevance", "completeness", "groundedness",
-                 "tool_use", "tool_calls"]
+                 "tool_use", "tool_calls", "goal_completion"]
 # The labels typed code reads (a verdict's details, the bespoke prompts' outputs), best first.
 Relevance = Literal["relevant", "irrelevant"]
 Completeness = Literal["complete", "incomplete", "no_answer"]
 ClaimSupport = Literal["inferable", "generic", "ungrounded"]
 YesNo = Literal["yes", "no"]
+GoalCompletion = Literal["complete", "partial", "failed"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class JudgeMetric:
     higher_is_worse: bool = False
     recorded: bool = False  # deploy/prometheus/rules.yml records its 1-hour estimate and bounds
     reference: bool = False  # judged against the expected tool calls, not by the quality judge
+    # asked of an agent's turns only (tool calls or hand-offs), its prompt given the steps
+    trajectory: bool = False
     panels: tuple[Panel, ...] = ()
     alerts: tuple[str, ...] = ()  # its alerts: Prometheus' (rules.yml) by name, Grafana's by uid
 
@@ -115,8 +118,17 @@ TOOL_CALLS = JudgeMetric(
     family_help="Per turn: mean of name recall and argument recall against the expected calls.",
     quality="tool_call_reliability", reference=True)
 
+# an agent's turn judged on its whole trajectory: did it do what the user asked?
+GOAL_COMPLETION = JudgeMetric(
+    "goal_completion", "goal", labels=get_args(GoalCompletion), bad_labels=("partial", "failed"),
+    prompt="trajectory", trajectory=True, family="assistant_agent_goal_completion",
+    family_help="Goal completion verdicts on agents' turns, judged on the whole trajectory "
+                "(complete, partial, failed).",
+    quality="goal_failure_rate", quality_label="failed", higher_is_worse=True, recorded=True,
+    panels=(Panel("tools", "Agent turns failing their goal"),),
+    alerts=("AssistantAgentGoalsFailing",))
 JUDGE_METRICS = (CONTEXT_RELEVANCE, ANSWER_RELEVANCE, COMPLETENESS, GROUNDEDNESS, TOOL_USE,
-                 TOOL_CALLS)
+                 TOOL_CALLS, GOAL_COMPLETION)
 JUDGE_METRIC: dict[str, JudgeMetric] = {m.name: m for m in JUDGE_METRICS}
 METRICS: tuple[Metric, ...] = tuple(m.name for m in JUDGE_METRICS)
 LABELS: dict[str, tuple[str, ...]] = {m.name: m.labels for m in JUDGE_METRICS if m.labels}

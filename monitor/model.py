@@ -71,6 +71,31 @@ class ToolCall(BaseModel):
     call_id: str | None = None
 
 
+class Step(BaseModel):
+    """One step of the turn's trajectory: an LLM call, a tool call, a retrieval, an agent (which
+    holds the steps it ran) or a hand-off between agents. In order of start; nested by `parent`."""
+
+    kind: Literal["llm", "tool", "retrieval", "agent", "handoff"]
+    name: str  # a tool call's name, else the span's
+    span_id: str | None = None  # None: a tool call the model asked for that no span recorded
+    parent: int | None = None  # the step it ran inside: an earlier one's place in `steps`
+    start_ms: float = 0.0  # from the turn's start
+    duration_ms: float = 0.0
+    error: str | None = None
+    tool_call: int | None = None  # its place in `tool_calls`
+
+
+class TrajectorySignals(BaseModel):
+    """What the trajectory says without a judge, for every turn (the agent metrics count them
+    over all traffic)."""
+
+    steps: int = 0  # LLM calls, tool calls, retrievals and hand-offs (agents hold steps)
+    tool_errors: int = 0  # tool calls that failed
+    loops: int = 0  # tool calls repeating an earlier one of the turn: same tool, same arguments
+    recoveries: int = 0  # failed tool calls after which a call succeeded
+    tool_ms: float = 0.0  # time in tool spans
+
+
 class Feedback(BaseModel):
     score: float = Field(ge=-1.0, le=1.0)  # -1 bad .. 1 good
     comment: str | None = None
@@ -91,6 +116,7 @@ class AssistantTurn(BaseModel):
     documents: list[RetrievedDocument] = Field(default_factory=list)
     answer: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)  # the trajectory
     model: str | None = None
     feedback: Feedback | None = None
     error: str | None = None  # the first error status message of any span
@@ -102,11 +128,17 @@ class AssistantTurn(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     span_count: int = 0
+    signals: TrajectorySignals = Field(default_factory=TrajectorySignals)
     conventions: list[str] = Field(default_factory=list)  # which conventions the spans used
     completion: Literal["root_ended", "decision_wait", "evicted", "shutdown"] = "root_ended"
     # field ("question", "documents.0", "tool_calls.1.arguments") -> [span id, span name, the
     # span's fact it came from, the span's conventions]: what `turns --explain` shows
     sources: dict[str, list[str]] = Field(default_factory=dict)
+
+    @property
+    def agentic(self) -> bool:
+        """An agent's turn: it called tools or handed off between agents."""
+        return bool(self.tool_calls) or any(step.kind == "handoff" for step in self.steps)
 
 
 @dataclass(slots=True)
@@ -125,7 +157,8 @@ class Message:
 # Python reads them as this module's classes, and builds them by keyword.
 SpanFacts = _native.SpanFacts
 # The compiled core builds instances of these (facts' parts, turns) and imports no module of ours.
-_native.register_models(AssistantTurn, Message, ToolCall, RetrievedDocument, Feedback)
+_native.register_models(AssistantTurn, Message, ToolCall, RetrievedDocument, Feedback, Step,
+                        TrajectorySignals)
 
 
 class TurnConsumer(Protocol):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import Counter, deque
 from collections.abc import Sequence
 from typing import cast
@@ -34,6 +35,7 @@ from monitor.ingest.kafka_source import KafkaSource
 from monitor.ingest.otlp import Batch, Format, OtlpDecoder
 from monitor.ingest.wal import WriteAheadLog
 from monitor.model import AssistantTurn, Sampled, SampledConsumer, TurnConsumer
+from monitor.sessions import SessionTracker
 from monitor.telemetry import Metrics
 
 log = logging.getLogger(__name__)
@@ -75,6 +77,7 @@ class TurnPipeline:
         self.wal = wal
         self.services = services
         self.routes = routes
+        self.sessions = SessionTracker(settings.sessions, metrics, services, routes)
         self.kafka: KafkaSource | None = None  # set once built: it feeds this pipeline
         self.accepting = False
         self.waiting: deque[Completed] = deque()  # turns completed, waiting to be passed on
@@ -182,6 +185,7 @@ class TurnPipeline:
         while True:
             await asyncio.sleep(TICK_S)
             self._emit(self.assembler.expire(self._backlog()))
+            self.sessions.expire(time.monotonic())
             if self.wal is not None:
                 self.wal.trim()
             self._update_gauges()
@@ -221,6 +225,8 @@ class TurnPipeline:
         if not done.trace_ids:
             return
         self.metrics.count_completed(done, self.services, self.routes)
+        if done.sessions:
+            self.sessions.add(done.sessions, time.monotonic())
         self._queued.update(done.trace_ids)
         self.waiting.append(done)
         self.waiting_turns += len(done.trace_ids)
@@ -230,6 +236,7 @@ class TurnPipeline:
 
     def _update_gauges(self) -> None:
         self.metrics.observe_assembler(self.assembler)
+        self.sessions.observe()
         self.metrics.queue_depth.labels("turns").set(self.waiting_turns)
 
     async def _pass_on(self, batch: list[Completed]) -> None:

@@ -15,15 +15,16 @@ from monitor.emit.metrics import VerdictTelemetry
 from monitor.ingest.telemetry import IngestTelemetry
 from monitor.judges.telemetry import JudgeTelemetry
 from monitor.sample.telemetry import SamplingTelemetry
+from monitor.sessions import SessionTelemetry
 
 
-class Metrics(IngestTelemetry, AssemblyTelemetry, SamplingTelemetry, JudgeTelemetry,
-              VerdictTelemetry):
+class Metrics(IngestTelemetry, AssemblyTelemetry, SessionTelemetry, SamplingTelemetry,
+              JudgeTelemetry, VerdictTelemetry):
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
-        for stage in (IngestTelemetry, AssemblyTelemetry, SamplingTelemetry, JudgeTelemetry,
-                      VerdictTelemetry):
+        for stage in (IngestTelemetry, AssemblyTelemetry, SessionTelemetry, SamplingTelemetry,
+                      JudgeTelemetry, VerdictTelemetry):
             stage.__init__(self, r)
         # the sidecar's own: its turn queue and supervised background tasks
         self.queue_depth = Gauge(

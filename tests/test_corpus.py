@@ -41,6 +41,19 @@ def turn_from(export_file: Path) -> AssistantTurn:
     return turns[0]
 
 
+def trajectory(turn: AssistantTurn) -> list[str]:
+    """The turn's steps as the expected files write them: agents aside, and an LLM call or a
+    retrieval inside one of its kind (a framework's span around the call) once."""
+    out = []
+    for step in turn.steps:
+        wrapped = step.parent is not None and turn.steps[step.parent].kind == step.kind
+        if step.kind == "agent" or (wrapped and step.kind in ("llm", "retrieval")):
+            continue
+        named = f"{step.kind}:{step.name}" if step.kind in ("tool", "handoff") else step.kind
+        out.append(named + "!" * (step.error is not None))
+    return out
+
+
 def fields(turn: AssistantTurn) -> dict[str, Any]:
     """The turn as the expected files write it."""
     return {
@@ -50,6 +63,7 @@ def fields(turn: AssistantTurn) -> dict[str, Any]:
         "tool_calls": [{"name": c.name, "call_id": c.call_id, "arguments": c.arguments,
                         "result": c.result, "failed": c.error is not None}
                        for c in turn.tool_calls],
+        "trajectory": trajectory(turn),
     }
 
 
@@ -72,6 +86,13 @@ def test_corpus_file_gives_the_expected_turn(expected_file: Path) -> None:
         assert got[key] == expected[key], key
     assert turn.model == "m1"
     assert turn.service == f"support-{expected_file.parent.name}"
+    # The trajectory's order, nesting and signals.
+    assert turn.signals.steps == len(expected["trajectory"])
+    assert turn.signals.tool_errors == sum(c["failed"] for c in expected["tool_calls"])
+    assert [s.start_ms for s in turn.steps] == sorted(s.start_ms for s in turn.steps)
+    assert all(s.parent is None or s.parent < n for n, s in enumerate(turn.steps))
+    tool_steps = [s for s in turn.steps if s.kind == "tool"]
+    assert [s.tool_call for s in tool_steps] == list(range(len(turn.tool_calls)))
 
 
 @pytest.mark.integration
@@ -82,7 +103,8 @@ def test_a_fresh_capture_gives_the_stored_turns(tmp_path: Path) -> None:
         instrumentor, name = expected_file.parent.name, expected_file.name.replace(".expected", "")
         fresh = turn_from(tmp_path / instrumentor / name)
         stored = turn_from(expected_file.with_name(name))
-        ignore = {"start_time_unix_nano", "duration_ms"}
+        ignore: Any = {"start_time_unix_nano": True, "duration_ms": True,  # timing: each run's
+                       "steps": {"__all__": {"start_ms", "duration_ms"}}, "signals": {"tool_ms"}}
         assert fresh.model_dump(exclude=ignore) == stored.model_dump(exclude=ignore), (
             f"{instrumentor}/{name}: the installed versions "
             f"{capture.versions(instrumentor)} give another turn than the corpus' "

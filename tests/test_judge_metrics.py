@@ -22,6 +22,7 @@ from monitor.contract import FAMILIES, QUALITIES
 from monitor.judge_metrics import JUDGE_METRIC, JUDGE_METRICS, LABELS, METRICS, JudgeMetric, Panel
 from monitor.judges import llm
 from monitor.judges.prompts import PROMPTS, ParseError, Prompt, one_verdict_output, parse
+from monitor.model import AssistantTurn
 from monitor.telemetry import Metrics
 from monitor.verdict import Verdict
 from tests.fakes.judge_model import judge_model
@@ -130,12 +131,13 @@ async def test_the_llm_judge_asks_a_metric_with_a_prompt_of_its_own(
                '{"reasoning": "long", "label": "verbose"}']
 
     async def sampled(*args: Any, **values: str) -> list[Any]:
-        assert set(values) == {"question", "documents", "answer"}
+        assert set(values) == {"question", "documents", "answer", "trajectory"}
         return [parse(prompt.output, reply) for reply in replies]
 
     monkeypatch.setattr(judge, "_sampled", sampled)
     try:
-        [verdict] = await judge._alone(prompt, "Why?", [], "Because.", llm.Usage())
+        turn = AssistantTurn(trace_id="0" * 32, question="Why?", answer="Because.")
+        [verdict] = await judge._alone(prompt, turn, [], llm.Usage())
     finally:
         await judge.aclose()
     assert (verdict.metric, verdict.label, verdict.rationale) == ("conciseness", "verbose",

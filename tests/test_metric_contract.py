@@ -23,6 +23,7 @@ from monitor.ingest.telemetry import IngestTelemetry
 from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.sample.telemetry import SamplingTelemetry
+from monitor.sessions import SessionTelemetry
 from monitor.store import Store
 from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult, Verdict
@@ -58,6 +59,7 @@ LLM = {
     "tool_use": {"calls": [
         {"name": "lookup", "needed": "yes", "arguments_supported": "no",
          "reasoning": "the order id is invented"}]},
+    "goal_completion": {"agreement": 1.0},
 }
 REFERENCE = {"tool_calls": {
     "name_precision": 0.5, "name_recall": 1.0, "argument_precision": 0.5,
@@ -69,7 +71,8 @@ REFERENCE = {"tool_calls": {
 ROWS = [("local", metric, d) for metric, d in LOCAL.items()] + [
     ("llm", metric, d) for metric, d in LLM.items()] + [
     ("reference", metric, d) for metric, d in REFERENCE.items()]
-VALUES = {"answer_relevance": ("relevant", None), "completeness": ("complete", None)}
+VALUES = {"answer_relevance": ("relevant", None), "completeness": ("complete", None),
+          "goal_completion": ("partial", None)}
 
 
 def verdict(metric: str, details: dict[str, Any]) -> Verdict:
@@ -183,7 +186,8 @@ async def test_metrics_publishes_exactly_the_contracts_verdict_families() -> Non
         await admin.stop()
 
     others = CollectorRegistry()
-    for stage in (IngestTelemetry, AssemblyTelemetry, SamplingTelemetry, JudgeTelemetry):
+    for stage in (IngestTelemetry, AssemblyTelemetry, SessionTelemetry, SamplingTelemetry,
+                  JudgeTelemetry):
         stage(others)
     others_names = {f.name for f in others.collect()}
     emitted = set(published) - others_names - {"assistant_queue_depth", "assistant_turns_lost",

@@ -270,6 +270,28 @@ def _numbered(items: list[str]) -> str:
     return "\n".join(f"[{i}] {text}" for i, text in enumerate(items, 1)) or "(none)"
 
 
+STEP_RESULT_CHARS = 500  # of a tool's result or error, in the trajectory a judge reads
+
+
+def trajectory_text(turn: AssistantTurn) -> str:
+    """The turn's steps as a judge reads them: numbered, nested under their agent, a tool
+    call with its arguments and its result or error (cut to STEP_RESULT_CHARS)."""
+    depth: list[int] = []
+    lines = []
+    for n, step in enumerate(turn.steps):
+        depth.append(0 if step.parent is None else depth[step.parent] + 1)
+        text = step.kind if step.kind == "llm" else f"{step.kind} {step.name}"
+        if step.tool_call is not None:
+            call = turn.tool_calls[step.tool_call]
+            outcome = f"error: {call.error}" if call.error else json.dumps(call.result, default=str)
+            text = (f"tool {call.name}({json.dumps(call.arguments, default=str)}) -> "
+                    f"{outcome[:STEP_RESULT_CHARS]}")
+        elif step.error:
+            text += f" -> error: {step.error[:STEP_RESULT_CHARS]}"
+        lines.append(f"{'  ' * depth[-1]}[{n + 1}] {text}")
+    return "\n".join(lines) or "(no steps)"
+
+
 def cascade_bands(cascade: CascadeSettings, local: Any) -> Bands:
     """The configured bands; the claim-support band from the local model's card by default."""
     if local is None:
@@ -368,8 +390,8 @@ class LLMJudge:
             # With expected calls the reference-based judge applies instead.
             tasks.append(self._tool_use(question, turn, usage))
         if question:
-            tasks += [self._alone(prompt, question, docs, turn.answer or "", usage)
-                      for prompt in ASKED_ALONE]
+            tasks += [self._alone(prompt, turn, docs, usage) for prompt in ASKED_ALONE
+                      if turn.agentic or not prompt.metric.trajectory]  # type: ignore[union-attr]
         valid_before = self.endpoint.valid.copy()
         try:
             verdicts = [v for group in await gather_all(*tasks) for v in group]
@@ -532,17 +554,21 @@ class LLMJudge:
             verdicts.append(groundedness(labelled))
         return verdicts
 
-    async def _alone(self, prompt: Prompt, question: str, docs: list[str], answer: str,
-                     usage: Usage) -> list[Verdict]:
+    async def _alone(self, prompt: Prompt, turn: AssistantTurn, docs: list[str], usage: Usage
+                     ) -> list[Verdict]:
         """A metric asked by a prompt of its own: the samples' majority label (and the share
         that agreed), or their mean score."""
         metric = prompt.metric
         assert metric is not None
-        key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, docs, answer)
+        question, answer = turn.question or "", turn.answer or ""
+        trajectory = trajectory_text(turn) if metric.trajectory else ""
+        key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, docs, answer,
+                             trajectory)
         outputs = self.cache.get(key)
         if outputs is None:
             outputs = await self._sampled(prompt, usage, question=question,
-                                          documents=_numbered(docs), answer=answer or "(empty)")
+                                          documents=_numbered(docs), answer=answer or "(empty)",
+                                          trajectory=trajectory)
             self.cache.put(key, outputs)
         why = outputs[0].reasoning
         if metric.labels:

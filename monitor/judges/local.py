@@ -133,6 +133,14 @@ class LocalJudge:
                 rationale="answers the question" if complete else "does not address the question",
                 signals=Signals(no_answer_probability=round(declines or 0.0, 4))))
 
+        if turn.agentic and no_answer:
+            # What can be said of an agent's goal without an LLM: it gave up. An answer is left
+            # unjudged: whether it did what was asked takes reading the trajectory.
+            t = turn.signals
+            verdicts.append(Verdict(
+                "goal_completion", label="failed",
+                rationale=f"{'looped and ' if t.loops else ''}gave up: no answer after {t.steps} "
+                          f"steps ({t.tool_errors} failed tool calls, {t.loops} repeated)"))
         if docs and not no_answer and turn.answer:
             verdicts.append(self._groundedness(turn.question, turn.answer, kept))
         return JudgeResult(self.name, verdicts, latency_s=time.perf_counter() - start,

@@ -8,7 +8,7 @@ must give.
 Each instrumentor runs in its own process (instrumentors patch the `openai` client for good).
 Files: <out>/<instrumentor>/<scenario>.json (the ExportTraceServiceRequest, and for the official
 instrumentation's log events the ExportLogsServiceRequest, ids in hex as OTLP/JSON has them) and
-<scenario>.expected.json (what the app did: question, documents, answer, tool calls). Trace and
+<scenario>.expected.json (what the app did: question, documents, answer, tool calls, steps). Trace and
 span ids come from a counter, so they are the same on every capture; timestamps are not.
 """
 
@@ -100,7 +100,17 @@ def expected_turn(scenario: Scenario) -> dict[str, Any]:
         "tool_calls": [{"name": n, "call_id": f"call_{k}", "arguments": a,
                         "result": r, "failed": failed}  # a failure's result: its message
                        for k, (n, a, r, failed) in enumerate(scenario.tool_calls)],
+        "trajectory": expected_trajectory(scenario),
     }
+
+
+def expected_trajectory(scenario: Scenario) -> list[str]:
+    """The app's steps, agents aside: "retrieval", "llm", "tool:<name>" ("!" after a failed
+    call's)."""
+    steps = ["retrieval"] if scenario.documents else []
+    if scenario.tool_calls:  # the model asks for the tools, then answers with their results
+        steps += ["llm", *(f"tool:{n}" + "!" * failed for n, _, _, failed in scenario.tool_calls)]
+    return [*steps, "llm"]
 
 
 def script_for(scenario: Scenario):  # the model: ask for the tools first, then answer

@@ -7,6 +7,9 @@ It reads the data block the way a careful model would and labels with simple, pr
 - each sentence of the answer is a claim (or each claim it is given to label): `generic` for
   pleasantries, `inferable` when most of its words are in the documents, else `ungrounded`;
 - a tool call is needed; its arguments are supported when their values appear in the question.
+- an agent's trajectory: `failed` with no answer, no tool call that succeeded, or one call made
+  three times alike; `partial` when the answer owns up to part of it ("could not", "unable");
+  else `complete`;
 - a metric asked by a prompt of its own (monitor/judge_metrics.py): its best label, or a full
   score (read from the request's JSON schema).
 
@@ -56,6 +59,20 @@ def _numbered(block: str) -> list[str]:
     return [m.group(2).strip() for m in re.finditer(r"^\[(\d+)\] (.*)$", block, re.MULTILINE)]
 
 
+def _goal_completion(data: str) -> dict[str, str]:
+    calls = [step.split(" -> ") for step in _numbered(data) if step.startswith("tool ")]
+    answer = _field(data, "Answer", None)
+    repeated = any(sum(c[0] == call[0] for c in calls) >= 3 for call in calls)
+    if answer in ("", "(empty)") or repeated or (
+            calls and all(c[-1].startswith("error:") for c in calls)):
+        label = "failed"
+    elif re.search(r"\b(?:could not|couldn't|unable|only)\b", answer, re.IGNORECASE):
+        label = "partial"
+    else:
+        label = "complete"
+    return {"reasoning": "judged on the steps by the scripted model", "label": label}
+
+
 def judge_model(request: dict[str, Any]) -> Reply:
     system = request["messages"][0]["content"]
     user = request["messages"][1]["content"]
@@ -65,7 +82,9 @@ def judge_model(request: dict[str, Any]) -> Reply:
     q_words = words(question)
     schema = (request.get("response_format") or {}).get("json_schema", {}).get("schema", {})
     asked = set(schema.get("properties", {})) - {"reasoning"}
-    if asked in ({"label"}, {"score"}):  # a metric asked alone: its best label, a full score
+    if "AI agent's work" in system:
+        out = _goal_completion(data)
+    elif asked in ({"label"}, {"score"}):  # a metric asked alone: its best label, a full score
         value = schema["properties"]["label"]["enum"][0] if "label" in asked else 1.0
         out = {"reasoning": "judged by the scripted model", asked.pop(): value}
     elif "retrieval system" in system:

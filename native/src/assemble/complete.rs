@@ -2,7 +2,7 @@
 //! recorded (or, with no sampler, built) where Python needs them.
 
 use pyo3::prelude::*;
-use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList};
+use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PyTuple};
 
 use super::compose::{compose, Turn};
 use super::output::hex;
@@ -46,8 +46,15 @@ pub struct Completed {
     trace_ids: Py<PyList>,
     /// Turns the sampler decided against.
     not_sampled: u64,
-    /// (service, route) -> [turns, tool calls ok, tool calls failed].
+    /// (service, route) -> [turns, tool calls ok, tool calls failed, repeated tool calls (loops),
+    /// recoveries, nanoseconds in tools, input tokens, output tokens]: `TURN_COUNTS`.
     received: Py<PyDict>,
+    /// (service, route) -> each turn's steps (the trajectory's length), in order.
+    steps: Py<PyDict>,
+    /// Each turn of a conversation, in order: (conversation id, service, route, question,
+    /// answered, failed, feedback score, the session ended, its tool calls' and hand-offs'
+    /// names): what monitor/sessions.py follows sessions by.
+    sessions: Py<PyList>,
     no_question: u64,
     no_answer: u64,
     /// completion reason -> turns.
@@ -82,9 +89,10 @@ impl Assembler {
     ) -> PyResult<Completed> {
         let sampler = self.sampler.as_ref().map(|s| s.get());
         let (passed, recent, trace_ids) = (PyList::empty(py), PyList::empty(py), PyList::empty(py));
-        // (service, route) -> [turns, tool calls ok, failed], in order of first appearance (the
-        // label guards admit new values in that order); indexed: a batch may carry many.
-        let mut received: Vec<(Key, [u64; 3])> = Vec::new();
+        let sessions = PyList::empty(py);
+        // (service, route) -> counts and steps, in order of first appearance (the label guards
+        // admit new values in that order); indexed: a batch may carry many.
+        let mut received: Vec<(Key, [u64; TURN_COUNTS], Vec<u64>)> = Vec::new();
         let mut index: HashMap<Key, usize> = HashMap::default();
         let (mut kept, mut not_sampled, mut no_question, mut no_answer) = (0i64, 0, 0, 0);
         let mut size = 0;
@@ -96,13 +104,28 @@ impl Assembler {
             let turn = compose(trace_id, spans.iter().map(|s| &**s).collect(), reason);
             let key = (turn.service, turn.route);
             let at = *index.entry(key).or_insert_with(|| {
-                received.push((key, [0; 3]));
+                received.push((key, [0; TURN_COUNTS], Vec::new()));
                 received.len() - 1
             });
-            let counts = &mut received[at].1;
-            counts[0] += 1;
-            for call in &turn.tool_calls {
-                counts[if truthy(&call.error) { 2 } else { 1 }] += 1;
+            let (_, counts, steps) = &mut received[at];
+            let signals = &turn.signals;
+            let calls = turn.tool_calls.len() as u64;
+            let tokens = |n: i128| u64::try_from(n).unwrap_or(0);
+            for (count, add) in counts.iter_mut().zip([
+                1,
+                calls - signals.tool_errors,
+                signals.tool_errors,
+                signals.loops,
+                signals.recoveries,
+                signals.tool_ns,
+                tokens(turn.input_tokens),
+                tokens(turn.output_tokens),
+            ]) {
+                *count = count.saturating_add(add);
+            }
+            steps.push(signals.steps);
+            if let Some(conversation) = turn.conversation_id {
+                sessions.append(session_turn(py, &turn, conversation)?)?;
             }
             no_question += u64::from(turn.question.is_none());
             no_answer += u64::from(turn.answer.is_none());
@@ -143,9 +166,10 @@ impl Assembler {
                 recent.append(record.expect("a recent turn's record"))?;
             }
         }
-        let received_py = PyDict::new(py);
-        for ((service, route), counts) in received {
+        let (received_py, steps_py) = (PyDict::new(py), PyDict::new(py));
+        for ((service, route), counts, steps) in received {
             received_py.set_item((service, route), counts.to_vec())?;
+            steps_py.set_item((service, route), steps)?;
         }
         Ok(Completed {
             passed: passed.unbind(),
@@ -153,6 +177,8 @@ impl Assembler {
             trace_ids: trace_ids.unbind(),
             not_sampled,
             received: received_py.unbind(),
+            steps: steps_py.unbind(),
+            sessions: sessions.unbind(),
             no_question,
             no_answer,
             completions: completions.into_py_dict(py)?.unbind(),
@@ -162,6 +188,30 @@ impl Assembler {
 }
 
 type Key<'a> = (&'a str, Option<&'a str>); // a turn's service and route
+const TURN_COUNTS: usize = 8; // what `Completed.received` counts of each service and route
+
+/// A turn of a conversation, as `Completed.sessions` lists it.
+fn session_turn<'py>(py: Python<'py>, turn: &Turn, conversation: &str) -> PyResult<Bound<'py, PyTuple>> {
+    let named: Vec<&str> = turn
+        .steps
+        .iter()
+        .filter(|s| matches!(s.kind, "tool" | "handoff"))
+        .map(|s| s.name(&turn.tool_calls))
+        .collect();
+    let failed = turn.error.is_some() || turn.signals.tool_errors > 0;
+    (
+        conversation,
+        turn.service,
+        turn.route,
+        turn.question,
+        turn.answer.is_some(),
+        failed,
+        turn.feedback.map(|f| f.score),
+        turn.session_end,
+        named,
+    )
+        .into_pyobject(py)
+}
 
 /// What the sampler's rules read of a composed turn.
 fn traits<'a>(turn: &'a Turn<'a>) -> Traits<'a> {

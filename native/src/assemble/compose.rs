@@ -1,6 +1,7 @@
 //! Composition: the rules of monitor/assemble.py's docstring, on one trace's span facts.
 
 use super::sources::{messages_origin, Field, Sources};
+use super::steps::{signals, steps, Signals, Step};
 use super::tool_calls::tool_calls;
 use crate::facts::{truthy, Document, Feedback, Message, SpanFacts, ToolCall};
 use crate::HashSet;
@@ -139,12 +140,15 @@ pub struct Turn<'a> {
     pub(super) documents: Vec<&'a Document>,
     pub(super) answer: Option<&'a str>,
     pub(super) tool_calls: Vec<ToolCall>,
+    pub(super) steps: Vec<Step<'a>>,
+    pub(super) signals: Signals,
     pub(super) model: Option<&'a str>,
     pub(super) feedback: Option<&'a Feedback>,
     pub(super) error: Option<&'a str>,
     pub(super) scenario_id: Option<&'a str>,
     pub(super) expected_tool_calls: Option<&'a [ToolCall]>,
     pub(super) conversation_id: Option<&'a str>,
+    pub(super) session_end: bool,
     pub(super) start: Option<u64>,
     pub(super) end: Option<u64>,
     pub(super) input_tokens: i128,
@@ -196,7 +200,9 @@ pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a
         sources.set(Field::Named("model"), s, "model");
     }
     let first = root.or(spans.first().copied());
-    let tool_calls = tool_calls(&spans, &llm_calls, &mut sources);
+    let (tool_calls, origins) = tool_calls(&spans, &llm_calls, &mut sources);
+    let steps = steps(&spans, &origins);
+    let signals = signals(&steps, &tool_calls);
     let service = first
         .and_then(|f| f.service.as_deref())
         .filter(|s| !s.is_empty())
@@ -221,12 +227,15 @@ pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a
         documents,
         answer,
         tool_calls,
+        steps,
+        signals,
         model,
         feedback: spans.iter().rev().find_map(|s| s.facts.feedback.as_ref()),
         error: first_text(spans.iter().map(|s| &s.error)),
         scenario_id: first_text(spans.iter().map(|s| &s.facts.scenario_id)),
         expected_tool_calls: spans.iter().find_map(|s| s.facts.expected_tool_calls.as_deref()),
         conversation_id: first_text(spans.iter().map(|s| &s.facts.conversation_id)),
+        session_end: spans.iter().any(|s| s.facts.session_end),
         start,
         end,
         input_tokens: tokens(|s| s.facts.input_tokens),

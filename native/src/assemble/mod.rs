@@ -10,6 +10,7 @@ mod complete;
 pub mod compose;
 mod output;
 mod sources;
+mod steps;
 mod tool_calls;
 
 use std::collections::VecDeque;

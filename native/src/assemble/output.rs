@@ -8,8 +8,9 @@ use pyo3::types::{PyDict, PyList, PySet, PyString};
 
 use super::compose::Turn;
 use super::sources::Sources;
+use super::steps::Step;
 use crate::facts::{
-    calls_py, construct, document_py, feedback_py, models, opt_str, untrack, SpanFacts, ToolCall,
+    calls_py, construct, document_py, feedback_py, model, models, opt_str, untrack, SpanFacts, ToolCall,
 };
 use crate::value::{write_json_str, write_pydantic_float};
 use crate::HashMap;
@@ -48,6 +49,49 @@ impl Sources<'_> {
 }
 
 impl Turn<'_> {
+    /// A step's start (from the turn's) and duration, in milliseconds.
+    fn step_times(&self, step: &Step) -> [f64; 2] {
+        let start = self.start.unwrap_or(step.start_ns);
+        [
+            (step.start_ns as i128 - start as i128) as f64 / 1e6,
+            step.end_ns.saturating_sub(step.start_ns) as f64 / 1e6,
+        ]
+    }
+
+    fn steps_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let class = &models(py)?.step;
+        let list = PyList::empty(py);
+        let index = |n: Option<usize>| n.into_pyobject(py).map(|n| n.into_any());
+        for step in &self.steps {
+            let [start_ms, duration_ms] = self.step_times(step);
+            let fields = [
+                (intern!(py, "kind"), step.kind.into_pyobject(py)?.into_any()),
+                (intern!(py, "name"), step.name(&self.tool_calls).into_pyobject(py)?.into_any()),
+                (intern!(py, "span_id"), opt_str(py, &step.span.map(|s| hex(&s.span_id)))),
+                (intern!(py, "parent"), index(step.parent)?),
+                (intern!(py, "start_ms"), start_ms.into_pyobject(py)?.into_any()),
+                (intern!(py, "duration_ms"), duration_ms.into_pyobject(py)?.into_any()),
+                (intern!(py, "error"), opt_str(py, &step.error(&self.tool_calls).map(str::to_string))),
+                (intern!(py, "tool_call"), index(step.tool_call)?),
+            ];
+            list.append(model(class, py, &fields)?)?;
+        }
+        Ok(list)
+    }
+
+    fn signals_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = &self.signals;
+        let count = |n: u64| n.into_pyobject(py).map(|n| n.into_any());
+        let fields = [
+            (intern!(py, "steps"), count(s.steps)?),
+            (intern!(py, "tool_errors"), count(s.tool_errors)?),
+            (intern!(py, "loops"), count(s.loops)?),
+            (intern!(py, "recoveries"), count(s.recoveries)?),
+            (intern!(py, "tool_ms"), (s.tool_ns as f64 / 1e6).into_pyobject(py)?.into_any()),
+        ];
+        model(&models(py)?.signals, py, &fields)
+    }
+
     fn duration_ms(&self) -> f64 {
         match (self.start, self.end) {
             (Some(start), Some(end)) => (end as i128 - start as i128) as f64 / 1e6,
@@ -113,6 +157,34 @@ impl Turn<'_> {
         text(o, self.answer);
         o.push_str(",\"tool_calls\":");
         calls(o, &self.tool_calls);
+        o.push_str(",\"steps\":[");
+        for (n, step) in self.steps.iter().enumerate() {
+            o.push_str(if n == 0 { "{\"kind\":" } else { ",{\"kind\":" });
+            write_json_str(step.kind, o);
+            o.push_str(",\"name\":");
+            write_json_str(step.name(&self.tool_calls), o);
+            o.push_str(",\"span_id\":");
+            text(o, step.span.map(|s| hex(&s.span_id)).as_deref());
+            o.push_str(",\"parent\":");
+            match step.parent {
+                Some(parent) => o.push_str(&parent.to_string()),
+                None => o.push_str("null"),
+            }
+            let [start_ms, duration_ms] = self.step_times(step);
+            o.push_str(",\"start_ms\":");
+            write_pydantic_float(start_ms, o);
+            o.push_str(",\"duration_ms\":");
+            write_pydantic_float(duration_ms, o);
+            o.push_str(",\"error\":");
+            text(o, step.error(&self.tool_calls));
+            o.push_str(",\"tool_call\":");
+            match step.tool_call {
+                Some(call) => o.push_str(&call.to_string()),
+                None => o.push_str("null"),
+            }
+            o.push('}');
+        }
+        o.push(']');
         o.push_str(",\"model\":");
         text(o, self.model);
         o.push_str(",\"feedback\":");
@@ -140,9 +212,18 @@ impl Turn<'_> {
         o.push_str(&format!(",\"start_time_unix_nano\":{},\"duration_ms\":", self.start.unwrap_or(0)));
         write_pydantic_float(self.duration_ms(), o);
         o.push_str(&format!(
-            ",\"input_tokens\":{},\"output_tokens\":{},\"span_count\":{},\"conventions\":[",
-            self.input_tokens, self.output_tokens, self.span_count
+            ",\"input_tokens\":{},\"output_tokens\":{},\"span_count\":{},\"signals\":{{\"steps\":{},\
+             \"tool_errors\":{},\"loops\":{},\"recoveries\":{},\"tool_ms\":",
+            self.input_tokens,
+            self.output_tokens,
+            self.span_count,
+            self.signals.steps,
+            self.signals.tool_errors,
+            self.signals.loops,
+            self.signals.recoveries
         ));
+        write_pydantic_float(self.signals.tool_ns as f64 / 1e6, o);
+        o.push_str("},\"conventions\":[");
         for (n, convention) in self.conventions.iter().enumerate() {
             if n > 0 {
                 o.push(',');
@@ -198,6 +279,7 @@ impl Turn<'_> {
         set(intern!(py, "documents"), documents.into_any())?;
         set(intern!(py, "answer"), text(self.answer))?;
         set(intern!(py, "tool_calls"), calls_py(py, &self.tool_calls)?.into_any())?;
+        set(intern!(py, "steps"), self.steps_py(py)?.into_any())?;
         set(intern!(py, "model"), text(self.model))?;
         match self.feedback {
             Some(feedback) => set(intern!(py, "feedback"), feedback_py(py, feedback)?)?,
@@ -215,6 +297,7 @@ impl Turn<'_> {
         set(intern!(py, "input_tokens"), self.input_tokens.into_pyobject(py)?.into_any())?;
         set(intern!(py, "output_tokens"), self.output_tokens.into_pyobject(py)?.into_any())?;
         set(intern!(py, "span_count"), self.span_count.into_pyobject(py)?.into_any())?;
+        set(intern!(py, "signals"), self.signals_py(py)?)?;
         set(intern!(py, "conventions"), PyList::new(py, &self.conventions)?.into_any())?;
         set(intern!(py, "completion"), self.completion.into_pyobject(py)?.into_any())?;
         set(intern!(py, "sources"), self.sources.to_py(py)?.into_any())?;

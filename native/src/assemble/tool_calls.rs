@@ -32,14 +32,23 @@ fn requested_calls<'a>(llm_calls: &[Span<'a>]) -> Vec<(Span<'a>, &'a ToolCall)> 
     requested
 }
 
+/// Where a turn's tool call came from: the tool span that ran it, or the LLM call that asked
+/// for it where no span recorded it running.
+#[derive(Clone, Copy)]
+pub(super) enum CallOrigin<'a> {
+    Executed(Span<'a>),
+    Requested(Span<'a>),
+}
+
 /// Executed tool spans first; then calls the model requested that no span recorded, with
-/// their results taken from later `tool` messages.
+/// their results taken from later `tool` messages. Each call's origin beside it.
 pub(super) fn tool_calls<'a>(
     spans: &[Span<'a>],
     llm_calls: &[Span<'a>],
     sources: &mut Sources<'a>,
-) -> Vec<ToolCall> {
+) -> (Vec<ToolCall>, Vec<CallOrigin<'a>>) {
     let mut calls: Vec<ToolCall> = Vec::new();
+    let mut origins: Vec<CallOrigin<'a>> = Vec::new();
     for &span in spans {
         if let Some(tool) = &span.facts.tool {
             let mut call = tool.clone();
@@ -48,6 +57,7 @@ pub(super) fn tool_calls<'a>(
             }
             sources.set(Field::ToolCall(calls.len()), span, "tool");
             calls.push(call);
+            origins.push(CallOrigin::Executed(span));
         }
     }
     let mut results: HashMap<&str, (&Option<String>, Span<'a>)> = HashMap::default();
@@ -114,6 +124,7 @@ pub(super) fn tool_calls<'a>(
             unnamed.entry(call.name.clone()).or_default().push_back(calls.len());
         }
         calls.push(call);
+        origins.push(CallOrigin::Requested(request_span));
     }
-    calls
+    (calls, origins)
 }

@@ -13,6 +13,7 @@ pub const CONVENTION: Convention = Convention {
         ("answer", &["assistant.answer"]),
         ("route", &["assistant.route"]),
         ("scenario_id", &["assistant.scenario.id"]),
+        ("session_end", &["assistant.session.end"]),
         ("expected_tool_calls", &["assistant.expected_tool_calls"]),
         ("feedback", &["assistant.feedback.score", "assistant.feedback.comment"]),
     ],
@@ -31,6 +32,15 @@ pub fn map(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
             first(slot, Some(py_str(value)));
             found = true;
         }
+    }
+    if let Some(end) = get(attrs, "assistant.session.end") {
+        found = true;
+        // true, or its spelling as a string: an attribute set from a config file or a header
+        facts.session_end = match end {
+            Value::Bool(end) => *end,
+            Value::Str(end) => end.eq_ignore_ascii_case("true"),
+            _ => false,
+        };
     }
     if let Some(expected) = get(attrs, "assistant.expected_tool_calls") {
         found = true;

@@ -91,6 +91,12 @@ pub fn extract(attrs: &Attrs, events: &[Event], issues: &mut Issues) -> Facts {
     if facts.conventions.is_empty() {
         issues.add("unknown_convention");
     }
+    if facts.conversation_id.is_none() {
+        // On a span that says nothing else (the app's own root), and OpenTelemetry's general
+        // session attribute, on a span of any convention.
+        let id = or(get(attrs, "gen_ai.conversation.id"), get(attrs, "session.id"));
+        facts.conversation_id = id.filter(|v| v.truthy()).map(py_str);
+    }
     facts
 }
 

@@ -10,7 +10,7 @@ mod to_python;
 
 pub use pyclass::count_conventions;
 pub use to_python::{
-    calls_py, construct, document_py, feedback_py, models, opt_str, register_models, untrack,
+    calls_py, construct, document_py, feedback_py, model, models, opt_str, register_models, untrack,
 };
 
 use pyo3::prelude::*;
@@ -71,6 +71,7 @@ pub struct Facts {
     pub scenario_id: Option<String>,
     pub expected_tool_calls: Option<Vec<ToolCall>>,
     pub conversation_id: Option<String>,
+    pub session_end: bool, // the conversation ends with this turn (the app said so)
     pub input_tokens: i64,
     pub output_tokens: i64,
 }
@@ -96,6 +97,7 @@ impl Default for Facts {
             scenario_id: None,
             expected_tool_calls: None,
             conversation_id: None,
+            session_end: false,
             input_tokens: 0,
             output_tokens: 0,
         }
@@ -190,6 +192,7 @@ impl SpanFacts {
         fill(&mut f.scenario_id, &o.scenario_id);
         fill(&mut f.expected_tool_calls, &o.expected_tool_calls);
         fill(&mut f.conversation_id, &o.conversation_id);
+        f.session_end |= o.session_end;
         fill(&mut self.error, &other.error);
         if f.documents.is_empty() {
             f.documents.clone_from(&o.documents);

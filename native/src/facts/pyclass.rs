@@ -114,6 +114,7 @@ impl SpanFacts {
                 "route" => f.route = opt_string(&value)?,
                 "scenario_id" => f.scenario_id = opt_string(&value)?,
                 "conversation_id" => f.conversation_id = opt_string(&value)?,
+                "session_end" => f.session_end = value.extract()?,
                 "input_tokens" => f.input_tokens = value.extract()?,
                 "output_tokens" => f.output_tokens = value.extract()?,
                 "tool" => f.tool = opt(&value, tool_call_from)?,
@@ -274,6 +275,10 @@ impl SpanFacts {
     #[getter]
     fn conversation_id(&self) -> Option<&str> {
         self.facts.conversation_id.as_deref()
+    }
+    #[getter]
+    fn session_end(&self) -> bool {
+        self.facts.session_end
     }
     #[getter]
     fn input_tokens(&self) -> i64 {

@@ -16,6 +16,8 @@ pub struct Models {
     tool_call: Py<PyAny>,
     document: Py<PyAny>,
     feedback: Py<PyAny>,
+    pub step: Py<PyAny>,
+    pub signals: Py<PyAny>,
 }
 
 static MODELS: pyo3::sync::GILOnceCell<Models> = pyo3::sync::GILOnceCell::new();
@@ -28,6 +30,7 @@ pub fn models(py: Python<'_>) -> PyResult<&'static Models> {
 
 /// monitor.model's classes, once: the first registration stands.
 #[pyfunction]
+#[allow(clippy::too_many_arguments)]
 pub fn register_models(
     py: Python<'_>,
     turn: Py<PyAny>,
@@ -35,8 +38,10 @@ pub fn register_models(
     tool_call: Py<PyAny>,
     document: Py<PyAny>,
     feedback: Py<PyAny>,
+    step: Py<PyAny>,
+    signals: Py<PyAny>,
 ) {
-    let _ = MODELS.set(py, Models { turn, message, tool_call, document, feedback });
+    let _ = MODELS.set(py, Models { turn, message, tool_call, document, feedback, step, signals });
 }
 
 pub fn opt_str<'py>(py: Python<'py>, s: &Option<String>) -> Bound<'py, PyAny> {
@@ -96,7 +101,7 @@ pub fn untrack<T>(object: &Bound<'_, T>) {
 }
 
 /// A model whose fields are all given, built from `(name, value)` pairs in declaration order.
-fn model<'py>(
+pub fn model<'py>(
     class: &Py<PyAny>,
     py: Python<'py>,
     fields: &[(&Bound<'py, PyString>, Bound<'py, PyAny>)],

@@ -1,0 +1,154 @@
+"""Sessions (monitor/sessions.py): a conversation's turns followed over all traffic, closed idle,
+ended by the app or evicted, bounded in bytes; their local outcome and frustration signals."""
+
+from __future__ import annotations
+
+import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from prometheus_client import CollectorRegistry
+
+from exporters import record
+from monitor.config import SessionSettings
+from monitor.sessions import SessionTelemetry, SessionTracker, SessionTurn
+from tests.conftest import RunningSidecar
+from tests.waiting import wait_until
+
+
+def turn(conversation: str, question: str | None, *, answered: bool = True, failed: bool = False,
+         feedback: float | None = None, end: bool = False, tools: tuple[str, ...] = ()
+         ) -> SessionTurn:
+    return (conversation, "shop-bot", "support", question, answered, failed, feedback, end,
+            list(tools))
+
+
+class Tracked:
+    """A tracker on its own registry, recording each session it closes."""
+
+    def __init__(self, **settings: float) -> None:
+        self.registry = CollectorRegistry()
+        self.closed: list[tuple[str, str, str]] = []
+        self.tracker = SessionTracker(
+            SessionSettings(**settings), SessionTelemetry(self.registry), str, str,
+            lambda session, closed, outcome: self.closed.append(
+                (session.conversation_id, closed, outcome)))
+
+    def metric(self, name: str, **labels: str) -> float:
+        labels = {"service": "shop-bot", "route": "support", **labels}
+        return self.registry.get_sample_value(name, labels) or 0.0
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("turns", "closed", "outcome"), [
+    # thanked after an answer
+    ([turn("c", "Where is order A-1?"), turn("c", "thanks, that worked")], "idle", "resolved"),
+    # rated up
+    ([turn("c", "Where is order A-1?", feedback=1.0)], "idle", "resolved"),
+    # asked for a person
+    ([turn("c", "Where is order A-1?", answered=False),
+      turn("c", "can I talk to a real person please")], "idle", "escalated"),
+    # the agent escalated
+    ([turn("c", "My card was charged twice", tools=("escalate_to_human",), end=True)], "ended",
+     "escalated"),
+    # left after asking again, in other words, what the assistant did not answer
+    ([turn("c", "how do I cancel my plan", answered=False),
+      turn("c", "how can I cancel my plan??", answered=False)], "idle", "abandoned"),
+    # a reaction after a failure leaves it failed
+    ([turn("c", "move my flight to Jul 11", failed=True), turn("c", "ugh come on", end=True)],
+     "ended", "unresolved"),
+    # ended by the app on a failure
+    ([turn("c", "refund order A-2", failed=True, end=True)], "ended", "unresolved"),
+    # answered, nothing more said: a judge's question, not a rule's
+    ([turn("c", "What is the refund window?")], "idle", "unjudged"),
+    # a polite thank-you after a failure solves nothing
+    ([turn("c", "refund order A-2", failed=True), turn("c", "ok thanks")], "idle", "abandoned"),
+    # "thanks for nothing"
+    ([turn("c", "Where is A-1?"), turn("c", "thanks for nothing")], "idle", "unjudged"),
+    # thanked, then a new problem left unsolved
+    ([turn("c", "Where is A-1?"), turn("c", "thank you!"), turn("c", "and A-2?", failed=True)],
+     "idle", "abandoned"),
+])
+def test_a_sessions_local_outcome(turns: list[SessionTurn], closed: str, outcome: str) -> None:
+    tracked = Tracked(idle_timeout_s=60)
+    tracked.tracker.add(turns, now=0.0)
+    tracked.tracker.expire(now=30.0)
+    assert tracked.closed == ([] if closed == "idle" else [("c", closed, outcome)])
+    tracked.tracker.expire(now=61.0)
+    assert tracked.closed == [("c", closed, outcome)]
+    assert tracked.metric("assistant_session_outcome_total", outcome=outcome) == 1
+    assert tracked.metric("assistant_session_turns_sum") == len(turns)
+
+
+@pytest.mark.unit
+def test_frustration_signals_and_turns_to_resolution_are_counted() -> None:
+    tracked = Tracked(idle_timeout_s=60)
+    tracked.tracker.add([
+        turn("c", "my router keeps dropping wifi", answered=False),
+        turn("c", "my router keeps dropping the wifi", feedback=-1.0),
+        turn("c", "ok it works now after the reset, thanks")], now=0.0)
+    tracked.tracker.expire(now=100.0)
+    assert tracked.closed == [("c", "idle", "resolved")]
+    for signal in ("rephrasing", "negative_feedback"):
+        assert tracked.metric("assistant_session_frustration_total", signal=signal) == 1
+    # the answer before "it works now", rated down as it was
+    assert tracked.metric("assistant_session_turns_to_resolution_sum") == 2
+
+
+@pytest.mark.unit
+def test_a_flood_of_distinct_conversation_ids_stays_within_its_bytes() -> None:
+    """100,000 one-turn conversations with long ids and questions: the open sessions stay within
+    max_mib, the longest idle evicted first, counted, with no outcome."""
+    tracked = Tracked(max_mib=1, max_sessions=1_000_000)
+    question = " ".join(f"word{n}" for n in range(200))
+    for n in range(100_000):
+        tracked.tracker.add([turn(f"{n:08d}" + "x" * 300, question)], now=float(n))
+        assert tracked.tracker.size <= 1 << 20
+    assert 100 < len(tracked.tracker.open) < 10_000
+    evicted = tracked.metric("assistant_sessions_total", closed="evicted")
+    assert evicted == 100_000 - len(tracked.tracker.open)
+    assert next(iter(tracked.tracker.open)).startswith(f"{100_000 - len(tracked.tracker.open):08d}")
+    assert tracked.closed == []  # an evicted session has no outcome yet
+
+
+@pytest.mark.integration
+def test_a_conversation_sent_with_the_sdk_is_followed_to_its_end(
+        start_sidecar) -> None:
+    """Three turns of one conversation over OTLP, the last ended by the app; another left idle
+    after a failed turn: one session resolved, one abandoned."""
+    sidecar: RunningSidecar = start_sidecar(sessions={"idle_timeout_s": 1.0})
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop-bot"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
+        endpoint=sidecar.grpc_endpoint, insecure=True)))
+    tracer = provider.get_tracer("test")
+
+    def send(conversation: str, question: str, answer: str | None, *, end: bool = False,
+             failed_tool: bool = False) -> None:
+        with tracer.start_as_current_span("support.turn"):
+            record.session(conversation, end=end)
+            record.question(question, route="support")
+            if failed_tool:
+                with tracer.start_as_current_span("execute_tool lookup_order"):
+                    record.tool_call("lookup_order", {"order_id": "A-404"},
+                                     error="order A-404 not found")
+            if answer is not None:
+                record.answer(answer)
+
+    send("conv-1", "Where is order A-1001?", "It ships tomorrow.")
+    send("conv-2", "Where is order A-404?", None, failed_tool=True)
+    send("conv-1", "And can I change the address?", "Yes, in Orders > Address.")
+    send("conv-1", "great, thanks!", "You're welcome.", end=True)
+    provider.shutdown()
+
+    def outcome(name: str) -> float:
+        return sidecar.metric("assistant_session_outcome_total", service="shop-bot",
+                              route="support", outcome=name)
+    wait_until(lambda: outcome("resolved") == 1 and outcome("abandoned") == 1, 30,
+               "both sessions closed")
+    assert sidecar.metric("assistant_sessions_total", service="shop-bot", route="support",
+                          closed="ended") == 1
+    assert sidecar.metric("assistant_sessions_total", service="shop-bot", route="support",
+                          closed="idle") == 1
+    assert sidecar.metric("assistant_session_turns_sum", service="shop-bot",
+                          route="support") == 4
