@@ -14,19 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from monitor.assemble import TurnAssembler
-from monitor.config import AssemblySettings
+from monitor.config import AssemblySettings, SessionSettings
 from monitor.ingest.otlp import OtlpDecoder
 from monitor.model import AssistantTurn
+from monitor.sessions import SessionTelemetry, SessionTracker, SessionTurn
 from monitor.telemetry import Metrics
 from tests.corpus import capture
 from tests.test_assemble import passed
 
 CORPUS = sorted(capture.FIXTURES.glob("*/*.expected.json"))
+SESSIONS = sorted(capture.FIXTURES.glob("*/*.session.json"))
 
 
-def turn_from(export_file: Path) -> AssistantTurn:
+def turns_from(export_file: Path) -> tuple[list[AssistantTurn], list[SessionTurn]]:
+    """The export's turns, and its conversations' turns as sessions are followed by."""
     export = json.loads(export_file.read_text())
     decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16)
     assembler = TurnAssembler(AssemblySettings(root_grace_s=0), Metrics())
@@ -36,7 +40,13 @@ def turn_from(export_file: Path) -> AssistantTurn:
                                                  "json")).facts
     facts += decoder.traces(decoder.parse_traces(json.dumps(export["traces"]).encode(),
                                                  "json")).facts
-    turns = passed(assembler.add(facts)) + passed(assembler.expire())
+    completed = [assembler.add(facts), assembler.expire()]
+    return ([turn for done in completed for turn in passed(done)],
+            [turn for done in completed for turn in done.sessions])
+
+
+def turn_from(export_file: Path) -> AssistantTurn:
+    turns, _ = turns_from(export_file)
     assert len(turns) == 1, [t.trace_id for t in turns]
     return turns[0]
 
@@ -70,8 +80,9 @@ def fields(turn: AssistantTurn) -> dict[str, Any]:
 @pytest.mark.unit
 def test_the_corpus_covers_every_instrumentor_and_scenario() -> None:
     seen = {(p.parent.name, p.name.removesuffix(".expected.json")) for p in CORPUS}
+    seen |= {(p.parent.name, p.name.removesuffix(".session.json")) for p in SESSIONS}
     for instrumentor in capture.INSTRUMENTORS:
-        for name in capture.scenarios_for(instrumentor):
+        for name in [*capture.scenarios_for(instrumentor), *capture.sessions_for(instrumentor)]:
             assert (instrumentor, name) in seen
 
 
@@ -95,19 +106,43 @@ def test_corpus_file_gives_the_expected_turn(expected_file: Path) -> None:
     assert [s.tool_call for s in tool_steps] == list(range(len(turn.tool_calls)))
 
 
+@pytest.mark.unit
+@pytest.mark.parametrize("expected_file", SESSIONS,
+                         ids=[f"{p.parent.name}/{p.name.split('.')[0]}" for p in SESSIONS])
+def test_corpus_conversation_is_one_session_with_its_outcome(expected_file: Path) -> None:
+    """A conversation's traces, a turn each, carry its id (the official instrumentation's app on
+    its root; OpenInference's `session.id` on the instrumentor's spans too) and are followed as
+    one session, closed idle with the outcome the conversation had."""
+    expected = json.loads(expected_file.read_text())
+    turns, session_turns = turns_from(expected_file.with_name(
+        expected_file.name.replace(".session", "")))
+    assert [t.question for t in turns] == expected["questions"]
+    assert {t.conversation_id for t in turns} == {expected["conversation_id"]}
+    closed: list[tuple[str, str, int]] = []
+    tracker = SessionTracker(SessionSettings(idle_timeout_s=60), SessionTelemetry(
+        CollectorRegistry()), str, str, lambda session, how, outcome: closed.append(
+            (session.conversation_id, outcome, session.turns)))
+    tracker.add(session_turns, now=0.0)
+    tracker.expire(now=61.0)
+    assert closed == [(expected["conversation_id"], expected["outcome"],
+                       len(expected["questions"]))]
+
+
 @pytest.mark.integration
 def test_a_fresh_capture_gives_the_stored_turns(tmp_path: Path) -> None:
     """Every instrumentor installed here, captured now, against the stored corpus and versions."""
     capture.capture(sorted(capture.INSTRUMENTORS), tmp_path)
-    for expected_file in CORPUS:
-        instrumentor, name = expected_file.parent.name, expected_file.name.replace(".expected", "")
-        fresh = turn_from(tmp_path / instrumentor / name)
-        stored = turn_from(expected_file.with_name(name))
-        ignore: Any = {"start_time_unix_nano": True, "duration_ms": True,  # timing: each run's
-                       "steps": {"__all__": {"start_ms", "duration_ms"}}, "signals": {"tool_ms"}}
-        assert fresh.model_dump(exclude=ignore) == stored.model_dump(exclude=ignore), (
+    ignore: Any = {"start_time_unix_nano": True, "duration_ms": True,  # timing: each run's
+                   "steps": {"__all__": {"start_ms", "duration_ms"}}, "signals": {"tool_ms"}}
+    for expected_file in CORPUS + SESSIONS:
+        instrumentor = expected_file.parent.name
+        name = expected_file.name.replace(".expected", "").replace(".session", "")
+        fresh, _ = turns_from(tmp_path / instrumentor / name)
+        stored, _ = turns_from(expected_file.with_name(name))
+        assert [t.model_dump(exclude=ignore) for t in fresh] == [
+            t.model_dump(exclude=ignore) for t in stored], (
             f"{instrumentor}/{name}: the installed versions "
-            f"{capture.versions(instrumentor)} give another turn than the corpus' "
+            f"{capture.versions(instrumentor)} give other turns than the corpus' "
             f"{json.loads((expected_file.parent / 'versions.json').read_text())}")
 
 

@@ -8,7 +8,8 @@ must give.
 Each instrumentor runs in its own process (instrumentors patch the `openai` client for good).
 Files: <out>/<instrumentor>/<scenario>.json (the ExportTraceServiceRequest, and for the official
 instrumentation's log events the ExportLogsServiceRequest, ids in hex as OTLP/JSON has them) and
-<scenario>.expected.json (what the app did: question, documents, answer, tool calls, steps). Trace and
+<scenario>.expected.json (what the app did: question, documents, answer, tool calls, steps); a
+conversation's turns, a trace each, are one file with <scenario>.session.json beside it. Trace and
 span ids come from a counter, so they are the same on every capture; timestamps are not.
 """
 
@@ -83,6 +84,28 @@ SCENARIOS = {
         "Where is order A-404?", "I could not find order A-404.",
         tool_calls=[("lookup_order", {"order_id": "A-404"}, "order A-404 not found", True)]),
 }
+
+
+# A conversation: its turns, one trace each, under one conversation id, as the apps of the direct
+# instrumentors mark it (the official instrumentation's app: `gen_ai.conversation.id` on its root;
+# OpenInference's: `using_session`, which puts `session.id` on the instrumentor's spans too).
+CONVERSATION_ID = "conv-7f3a"
+SESSIONS = {
+    "session_resolved": [SCENARIOS["rag_docs_in_prompt"],
+                         Scenario("thanks, that worked!", "You're welcome!")],
+}
+SESSION_INSTRUMENTORS = {"openai-v2", "openinference-openai"}
+
+
+def sessions_for(instrumentor: str) -> dict[str, list[Scenario]]:
+    return SESSIONS if instrumentor in SESSION_INSTRUMENTORS else {}
+
+
+def expected_session(turns: list[Scenario]) -> dict[str, Any]:
+    """What the conversation was: its id, its turns' questions, and how it ended (the user said
+    it worked)."""
+    return {"conversation_id": CONVERSATION_ID, "questions": [t.question for t in turns],
+            "outcome": "resolved"}
 
 
 def scenarios_for(instrumentor: str) -> dict[str, Scenario]:
@@ -201,14 +224,27 @@ def _app_spans(flavour: str) -> dict[str, Any]:
     }
 
 
-def run_direct(flavour: str, scenario: Scenario, base_url: str, tracer: Any) -> None:
+def run_direct(flavour: str, scenario: Scenario, base_url: str, tracer: Any,
+               conversation: str | None = None) -> None:
+    if conversation is not None and flavour == "openinference-openai":
+        from openinference.instrumentation import using_session
+
+        with using_session(conversation):
+            _turn_direct(flavour, scenario, base_url, tracer, {"session.id": conversation})
+    else:
+        ids = {"gen_ai.conversation.id": conversation} if conversation is not None else {}
+        _turn_direct(flavour, scenario, base_url, tracer, ids)
+
+
+def _turn_direct(flavour: str, scenario: Scenario, base_url: str, tracer: Any,
+                 conversation: dict[str, str]) -> None:
     import openai
     from opentelemetry.trace import Status, StatusCode
 
     client = openai.OpenAI(base_url=base_url, api_key="unused")
     spans = _app_spans(flavour)
-    with tracer.start_as_current_span("support.turn", attributes=spans["root"](
-            scenario.question)) as root:
+    with tracer.start_as_current_span("support.turn", attributes={
+            **spans["root"](scenario.question), **conversation}) as root:
         if scenario.documents:
             with tracer.start_as_current_span("retrieve", attributes=spans["retrieval"](
                     scenario.question, scenario.documents)) as span:
@@ -479,16 +515,9 @@ def capture_one(instrumentor: str, out: Path) -> None:
     tracer = tracer_provider.get_tracer("support-app")
 
     (out / instrumentor).mkdir(parents=True, exist_ok=True)
-    for name, scenario in scenarios_for(instrumentor).items():
-        with ScriptedOpenAIServer(script_for(scenario)) as llm:
-            if instrumentor == "openinference-llama-index":
-                run_llama_index(scenario, llm.base_url)
-            elif instrumentor in AGENTS:
-                run_openai_agents(scenario, llm.base_url)
-            elif instrumentor in FRAMEWORKS:
-                run_langchain(scenario, llm.base_url)
-            else:
-                run_direct(instrumentor, scenario, llm.base_url, tracer)
+
+    def write(name: str, expected: dict[str, Any], suffix: str) -> None:
+        """The spans (and log events) captured since the last write, and what the app did."""
         export: dict[str, Any] = {
             "traces": json_format.MessageToDict(encode_spans(spans.get_finished_spans()))}
         if records := logs.get_finished_logs():
@@ -501,8 +530,24 @@ def capture_one(instrumentor: str, out: Path) -> None:
         for local, placeholder in ((sys.prefix, "<venv>"), (str(FIXTURES.parents[2]), "<repo>")):
             text = text.replace(local, placeholder)  # exception stack traces: no local paths
         base.with_suffix(".json").write_text(text)
-        Path(f"{base}.expected.json").write_text(
-            json.dumps(expected_turn(scenario), indent=1) + "\n")
+        Path(f"{base}{suffix}").write_text(json.dumps(expected, indent=1) + "\n")
+
+    for name, scenario in scenarios_for(instrumentor).items():
+        with ScriptedOpenAIServer(script_for(scenario)) as llm:
+            if instrumentor == "openinference-llama-index":
+                run_llama_index(scenario, llm.base_url)
+            elif instrumentor in AGENTS:
+                run_openai_agents(scenario, llm.base_url)
+            elif instrumentor in FRAMEWORKS:
+                run_langchain(scenario, llm.base_url)
+            else:
+                run_direct(instrumentor, scenario, llm.base_url, tracer)
+        write(name, expected_turn(scenario), ".expected.json")
+    for name, turns in sessions_for(instrumentor).items():
+        for turn in turns:  # a trace each, one conversation
+            with ScriptedOpenAIServer(script_for(turn)) as llm:
+                run_direct(instrumentor, turn, llm.base_url, tracer, CONVERSATION_ID)
+        write(name, expected_session(turns), ".session.json")
 
 
 def versions(instrumentor: str) -> dict[str, str]:
