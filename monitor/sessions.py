@@ -1,7 +1,7 @@
 """Sessions: a conversation's turns followed from the first to the last, over all traffic.
 
-Turns are grouped by their conversation id (`gen_ai.conversation.id`, OpenInference's and
-OpenTelemetry's `session.id`, or `assistant.conversation.id`). A session closes after
+Turns are grouped by their conversation id (`gen_ai.conversation.id`, which
+`exporters.record.session` writes, or OpenInference's and OpenTelemetry's `session.id`). A session closes after
 `sessions.idle_timeout_s` without a turn (default 30 minutes), at a turn the app marks as the
 last (`assistant.session.end`), or early, the longest idle first, when the sessions followed hit
 `max_sessions` or `max_mib`; what each holds is a few counters and its last question's words,
