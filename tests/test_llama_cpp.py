@@ -97,11 +97,13 @@ async def test_judging_through_llama_cpp_with_schema_constrained_output(
     finally:
         await judge.aclose()
     verdicts = {v.metric: v for v in result.verdicts}
-    assert set(verdicts) >= {"context_relevance", "answer_relevance", "completeness", "tool_use"}
+    assert set(verdicts) >= {"context_relevance", "answer_relevance", "completeness", "tool_use",
+                             "goal_completion"}  # a turn that called a tool: an agent's
     assert len(verdicts["context_relevance"].documents) == 3  # schema: exactly three
     assert len(verdicts["tool_use"].calls) == 1
     assert verdicts["completeness"].label in ("complete", "incomplete", "no_answer")
-    assert result.calls == 3 and result.input_tokens > 300 and result.output_tokens > 10
-    assert result.prompt_version == "answer@1;context_relevance@1;tool_use@1"
+    assert verdicts["goal_completion"].label in ("complete", "partial", "failed")
+    assert result.calls == 4 and result.input_tokens > 300 and result.output_tokens > 10
+    assert result.prompt_version == "answer@1;context_relevance@1;tool_use@1;trajectory@1"
     assert metrics.registry.get_sample_value(
         "assistant_judge_llm_calls_total", {"judge": "smollm2", "outcome": "unparseable"}) is None

@@ -94,8 +94,12 @@ pub fn extract(attrs: &Attrs, events: &[Event], issues: &mut Issues) -> Facts {
     if facts.conversation_id.is_none() {
         // On a span that says nothing else (the app's own root), and OpenTelemetry's general
         // session attribute, on a span of any convention.
+        // A string only: another type was counted by the convention that reads the key.
         let id = or(get(attrs, "gen_ai.conversation.id"), get(attrs, "session.id"));
-        facts.conversation_id = id.filter(|v| v.truthy()).map(py_str);
+        facts.conversation_id = match id {
+            Some(Value::Str(id)) if !id.is_empty() => Some(id.to_string()),
+            _ => None,
+        };
     }
     facts
 }
