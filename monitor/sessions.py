@@ -1,11 +1,11 @@
 """Sessions: a conversation's turns followed from the first to the last, over all traffic.
 
 Turns are grouped by their conversation id (`gen_ai.conversation.id`, which
-`exporters.record.session` writes, or OpenInference's and OpenTelemetry's `session.id`). A session closes after
-`sessions.idle_timeout_s` without a turn (default 30 minutes), at a turn the app marks as the
-last (`assistant.session.end`), or early, the longest idle first, when the sessions followed hit
-`max_sessions` or `max_mib`; what each holds is a few counters and its last question's words,
-so a flood of distinct conversation ids is bounded in bytes.
+`exporters.record.session` writes, or OpenInference's and OpenTelemetry's `session.id`). A
+session closes after `sessions.idle_timeout_s` without a turn (default 30 minutes), at a turn
+the app marks as the last (`assistant.session.end`), or early, the longest idle first, when the
+sessions followed hit `max_sessions` or `max_mib`; what each holds is a few counters and its
+last question's words, so a flood of distinct conversation ids is bounded in bytes.
 
 At its close a session gets its local outcome, from what its turns say without a judge:
   escalated   a turn asked for a person (the question: "talk to a human", "a real agent"), or
