@@ -20,10 +20,6 @@ from typing import Any
 
 import pytest
 import yaml
-from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests import traffic
 from tests.conftest import RunningSidecar, free_port
@@ -113,12 +109,7 @@ def paging(start_sidecar: Any, tmp_path: Path) -> Iterator[tuple[RunningSidecar,
 
 
 def _send(sidecar: RunningSidecar, cases: list[traffic.Case]) -> None:
-    provider = TracerProvider(resource=Resource.create({"service.name": "shop-bot"}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
-        endpoint=sidecar.grpc_endpoint, insecure=True)))
-    for case in cases:
-        traffic.send(provider, case, route="support")
-    provider.shutdown()
+    traffic.send_all(sidecar.grpc_endpoint, "shop-bot", cases)
 
 
 def _judged(sidecar: RunningSidecar) -> float:

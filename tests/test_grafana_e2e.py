@@ -29,10 +29,6 @@ from typing import Any
 
 import pytest
 import yaml
-from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from exporters import record
 from monitor import demo
@@ -114,12 +110,7 @@ def _stage_provisioning(folder: Path, prometheus_url: str) -> Path:
 
 
 def _send_otlp(sidecar: RunningSidecar, service: str, cases: list[traffic.Case]) -> None:
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
-        endpoint=sidecar.grpc_endpoint, insecure=True)))
-    for case in cases:
-        traffic.send(provider, case, route="support")
-    provider.shutdown()
+    traffic.send_all(sidecar.grpc_endpoint, service, cases)
 
 
 def _send_agents(sidecar: RunningSidecar) -> int:
@@ -127,9 +118,7 @@ def _send_agents(sidecar: RunningSidecar) -> int:
     succeeds another way (a loop, two recoveries); an agent that gives up without an answer (its
     goal failed); two chats the app ends, one thanked (resolved), one asking for a person after
     a thumbs-down (escalated). How many turns."""
-    provider = TracerProvider(resource=Resource.create({"service.name": "demo-assistant"}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
-        endpoint=sidecar.grpc_endpoint, insecure=True)))
+    provider = traffic.exporting_to(sidecar.grpc_endpoint, "demo-assistant")
     tracer = provider.get_tracer("agents")
     timeout = ("lookup_order", {"order_id": "2210"}, "order service timed out")
     turns: list[tuple[str, str | None, list[Any], str | None, bool, float | None]] = [
@@ -160,9 +149,7 @@ def _send_agents(sidecar: RunningSidecar) -> int:
 
 def _send_demo(sidecar: RunningSidecar, rounds: int) -> None:
     """Every scenario of `assistant-monitor run --demo` (tool calls, refusals, feedback)."""
-    provider = TracerProvider(resource=Resource.create({"service.name": "demo-assistant"}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
-        endpoint=sidecar.grpc_endpoint, insecure=True)))
+    provider = traffic.exporting_to(sidecar.grpc_endpoint, "demo-assistant")
     rng = random.Random(7)
     for _ in range(rounds):
         for scenario in demo.SCENARIOS:

@@ -97,3 +97,23 @@ def send(provider: TracerProvider, case: Case, route: str = "support") -> str:
                                              for i, text in enumerate(case.documents)])
         record.answer(case.answer, model="assistant-llm")
         return format(root.get_span_context().trace_id, "032x")
+
+
+def exporting_to(grpc_endpoint: str, service: str) -> TracerProvider:
+    """An SDK tracer provider for `service` that exports each span at once over OTLP/gRPC."""
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
+        endpoint=grpc_endpoint, insecure=True)))
+    return provider
+
+
+def send_all(grpc_endpoint: str, service: str, cases: list[Case]) -> None:
+    """The cases as `service`'s turns on route support, each exported as it ends."""
+    provider = exporting_to(grpc_endpoint, service)
+    for case in cases:
+        send(provider, case, route="support")
+    provider.shutdown()
