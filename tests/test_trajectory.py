@@ -9,9 +9,11 @@ from collections import Counter
 import pytest
 from prometheus_client import CollectorRegistry
 
-from monitor.config import LLMEndpointSettings, LLMJudgingSettings
+from monitor.assemble import TurnAssembler
+from monitor.config import AssemblySettings, LLMEndpointSettings, LLMJudgingSettings, SamplingSettings
 from monitor.judges.llm import LLMJudge
 from monitor.model import Message, ToolCall
+from monitor.sample.sampler import Sampler
 from monitor.telemetry import Metrics
 from tests.agent_turns import assembled, items, turn_spans
 from tests.fakes.judge_model import judge_model
@@ -86,12 +88,15 @@ def test_an_agents_steps_come_in_order_nested_timed_with_its_tool_calls() -> Non
 
 @pytest.mark.unit
 def test_the_agent_metrics_count_every_turn_sampled_or_not() -> None:
-    assembler, _, metrics = make(root_grace_s=0)
+    # Nothing sampled: the turns are counted all the same, never built.
+    metrics = Metrics(CollectorRegistry())
+    assembler = TurnAssembler(AssemblySettings(root_grace_s=0), metrics, sampler=Sampler(
+        SamplingSettings(default_rate=0.0, always_keep=[])).compiled)
     plain = [span(2, 1, role="llm", name="chat", start_ns=MS, end_ns=2 * MS, input_tokens=7,
                   output_tokens=3, output_messages=[Message("assistant", "Hello.")])]
     assembler.add(agent_turn() + plain)
     done = assembler.expire()
-    assert len(passed(done)) == 2
+    assert (done.passed, done.not_sampled) == ([], 2)
     metrics.count_completed(done, lambda service: service or "none", lambda route: route or "none")
     labels = {"service": "unknown", "route": "none"}
     assert count(metrics, "assistant_agent_steps_count", **labels) == 2

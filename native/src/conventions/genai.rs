@@ -173,7 +173,10 @@ pub fn map(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
     let tool_name = get(attrs, "gen_ai.tool.name");
     let documents = get(attrs, "gen_ai.retrieval.documents");
     let model = or(get(attrs, "gen_ai.response.model"), get(attrs, "gen_ai.request.model"));
+    // The conversation alone is the convention too: an app's root span often says nothing else.
+    let conversation = get(attrs, "gen_ai.conversation.id");
     if op.is_none()
+        && conversation.is_none()
         && inputs.is_none()
         && outputs.is_none()
         && tool_name.is_none()
@@ -206,8 +209,7 @@ pub fn map(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
         let raw = get_or(attrs, "gen_ai.usage.output_tokens", get(attrs, "gen_ai.usage.completion_tokens"));
         facts.output_tokens = int(raw, issues);
     }
-    let conversation = string(get(attrs, "gen_ai.conversation.id"), issues, "conversation_id");
-    first(&mut facts.conversation_id, conversation);
+    first(&mut facts.conversation_id, string(conversation, issues, "conversation_id"));
     if documents.is_some() || op == Some(&str_value("retrieval")) {
         facts.set_role("retrieval");
         if facts.documents.is_empty() {

@@ -92,11 +92,9 @@ pub fn extract(attrs: &Attrs, events: &[Event], issues: &mut Issues) -> Facts {
         issues.add("unknown_convention");
     }
     if facts.conversation_id.is_none() {
-        // On a span that says nothing else (the app's own root), and OpenTelemetry's general
-        // session attribute, on a span of any convention.
-        // A string only: another type was counted by the convention that reads the key.
-        let id = or(get(attrs, "gen_ai.conversation.id"), get(attrs, "session.id"));
-        facts.conversation_id = match id {
+        // OpenTelemetry's general session attribute, on a span of any convention (OpenInference
+        // reads it on its own spans, and counts a value of another type); a string only.
+        facts.conversation_id = match get(attrs, "session.id") {
             Some(Value::Str(id)) if !id.is_empty() => Some(id.to_string()),
             _ => None,
         };
