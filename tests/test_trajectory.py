@@ -4,8 +4,6 @@ agent metrics over all traffic."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 from prometheus_client import CollectorRegistry
 
@@ -140,24 +138,27 @@ def test_hostile_parents_make_no_cycle_and_a_deep_trace_one_walk() -> None:
 async def test_the_llm_judge_reads_whole_trajectories_and_gives_every_goal_label() -> None:
     """The labelled set's trajectories (bench/data/agent_sessions.jsonl) that called tools,
     judged through a scripted OpenAI-compatible server: one trajectory prompt per turn, carrying
-    its steps, and every goal label comes back. (A turn without tool calls or hand-offs is no
-    agent's: its answer is judged as any other.)"""
-    turns = [assembled(turn_spans(n, 0, item["turns"][0], None))[0]
-             for n, item in enumerate(items()) if item["kind"] == "trajectory"]
-    trajectories = [turn for turn in turns if turn.agentic]
+    its steps, and every goal label comes back; the looping ones are failed, which the scripted
+    model reads off the repeated calls in the steps. (A turn without tool calls or hand-offs is
+    no agent's: its answer is judged as any other.)"""
+    labelled = [(item["label"]["trajectory"], assembled(turn_spans(n, 0, item["turns"][0], None))[0])
+                for n, item in enumerate(items()) if item["kind"] == "trajectory"]
+    trajectories = [(label, turn) for label, turn in labelled if turn.agentic]
     assert len(trajectories) > 40
     settings = LLMJudgingSettings(endpoints=[LLMEndpointSettings(
         name="judge-a", base_url="http://127.0.0.1:9/v1", model="judge-model", max_retries=0)])
-    labels: Counter[str] = Counter()
+    judged: list[tuple[str, str]] = []  # (the set's label, the goal's)
     with ScriptedOpenAIServer(judge_model) as server:
         settings.endpoints[0].base_url = server.base_url
         judge = LLMJudge(settings.endpoints[0], settings, Metrics(CollectorRegistry()))
         try:
-            for turn in trajectories:
-                labels[(await judge.judge(turn)).get("goal_completion").label] += 1
+            for label, turn in trajectories:
+                judged.append((label, (await judge.judge(turn)).get("goal_completion").label))
         finally:
             await judge.aclose()
         asked = [r for r in server.requests if "AI agent's work" in r["messages"][0]["content"]]
-    assert set(labels) == {"complete", "partial", "failed"}, labels
+    assert {goal for _, goal in judged} == {"complete", "partial", "failed"}, judged
+    assert {goal for label, goal in judged if label == "looping"} == {"failed"}, judged
     assert len(asked) == len(trajectories)
-    assert f"tool {trajectories[0].tool_calls[0].name}(" in asked[0]["messages"][1]["content"]
+    first = trajectories[0][1]
+    assert f"tool {first.tool_calls[0].name}(" in asked[0]["messages"][1]["content"]

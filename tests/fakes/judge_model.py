@@ -7,9 +7,9 @@ It reads the data block the way a careful model would and labels with simple, pr
 - each sentence of the answer is a claim (or each claim it is given to label): `generic` for
   pleasantries, `inferable` when most of its words are in the documents, else `ungrounded`;
 - a tool call is needed; its arguments are supported when their values appear in the question.
-- an agent's trajectory: `failed` with no answer, no tool call that succeeded, or one call made
-  three times alike; `partial` when the answer owns up to part of it ("could not", "unable");
-  else `complete`;
+- an agent's trajectory, read on its steps: `failed` with no answer, no tool call that
+  succeeded, or one call made three times alike; `partial` with a call that failed, or an answer
+  that owns up to part of it ("could not", "unable"); else `complete`;
 - a metric asked by a prompt of its own (monitor/judge_metrics.py): its best label, or a full
   score (read from the request's JSON schema).
 
@@ -56,7 +56,8 @@ def _field(data: str, name: str, until: str | None) -> str:
 
 
 def _numbered(block: str) -> list[str]:
-    return [m.group(2).strip() for m in re.finditer(r"^\[(\d+)\] (.*)$", block, re.MULTILINE)]
+    # a trajectory's nested steps are indented
+    return [m.group(2).strip() for m in re.finditer(r"^\s*\[(\d+)\] (.*)$", block, re.MULTILINE)]
 
 
 def _goal_completion(data: str) -> dict[str, str]:
@@ -66,7 +67,8 @@ def _goal_completion(data: str) -> dict[str, str]:
     if answer in ("", "(empty)") or repeated or (
             calls and all(c[-1].startswith("error:") for c in calls)):
         label = "failed"
-    elif re.search(r"\b(?:could not|couldn't|unable|only)\b", answer, re.IGNORECASE):
+    elif any(c[-1].startswith("error:") for c in calls) or re.search(
+            r"\b(?:could not|couldn't|unable|only)\b", answer, re.IGNORECASE):
         label = "partial"
     else:
         label = "complete"
