@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "training" / "claim_support")]
 
-from export import auc, balanced_accuracy  # noqa: E402
+from figures import auc, balanced_accuracy  # noqa: E402
 
 from monitor.config import LocalJudgeSettings  # noqa: E402
 from monitor.judges.local import LocalJudge  # noqa: E402

@@ -22,28 +22,11 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from steps import MeanPooled  # noqa: E402
+
 from monitor.judges.embeddings import MODELS, Embedder  # noqa: E402
 
 INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
-
-
-class MeanPooled(nn.Module):
-    def __init__(self, encoder: nn.Module) -> None:
-        super().__init__()
-        self.encoder = encoder
-
-    def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-               token_type_ids: torch.Tensor) -> torch.Tensor:
-        """The mean of the last layer's token vectors, padding left out."""
-        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
-        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-        return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                token_type_ids: torch.Tensor) -> torch.Tensor:
-        return nn.functional.normalize(self.pooled(input_ids, attention_mask, token_type_ids),
-                                       dim=-1)
 
 
 def export(module: nn.Module, target: Path, output: str) -> None:

