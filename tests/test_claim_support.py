@@ -16,7 +16,7 @@ from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 
-SHA256 = "ddec4c709a90d2c99a15b7574d7746003d525f071f8dbe7158f59cd3ccfb3872"
+SHA256 = "0e82f2526e78a8f67f59a6eab29669b5e504308caac9891474d6e54c65800f04"
 
 
 @pytest.mark.unit
@@ -69,8 +69,12 @@ SHIPPING = RetrievedDocument(id="shipping", content=(
 @pytest.mark.parametrize(("question", "answer", "document", "label"), [
     ("Who directed Heat?", "Michael Mann.", HEAT, "inferable"),
     ("Who directed Heat?", "Steven Spielberg.", HEAT, "ungrounded"),  # absent from the passage
-    ("How long do I have to ask for a refund?", "You have 30 days from delivery.", RETURNS,
+    ("Who directed Heat?", "Al Pacino.", HEAT, "ungrounded"),  # another name of the passage
+    ("What are the return windows?", "Sale items can be exchanged within 15 days.", RETURNS,
      "inferable"),
+    # the passage's other number in the wrong role
+    ("What are the return windows?", "Sale items can be exchanged within 30 days.", RETURNS,
+     "ungrounded"),
     ("Who approves returns?", "The store manager, Priya Natarajan.", RETURNS, "inferable"),
     ("Who approves returns?", "The customer approves them.", RETURNS, "ungrounded"),
     # an invented instruction against an unrelated document
@@ -86,6 +90,19 @@ def test_fixed_verdicts(judge: LocalJudge, question: str, answer: str,
 
 
 @pytest.mark.unit
+def test_a_paraphrase_it_doubts_is_left_to_the_cascade(judge: LocalJudge) -> None:
+    """The model reads a policy paraphrased beside another figure of the passage ("You have 30
+    days from delivery" for "within 30 days of delivery", 15 days nearby) as doubtful: below its
+    threshold, but inside the cascade's band, so that with judging.cascade an LLM decides it."""
+    result = judge.judge_sync(AssistantTurn(
+        trace_id="f" * 32, question="How long do I have to ask for a refund?",
+        answer="You have 30 days from delivery.", documents=[RETURNS]))
+    (claim,) = result.get("groundedness").claims
+    band = json.loads((MODELS / "claim_support.json").read_text())["band"]
+    assert claim.support is not None and band["low"] <= claim.support < band["high"], claim
+
+
+@pytest.mark.unit
 @pytest.mark.parametrize(("question", "right", "wrong", "document"), [
     # another name of the passage in the asked role
     ("Who directed Heat?", "Michael Mann.", "Al Pacino.", HEAT),
@@ -98,9 +115,8 @@ def test_fixed_verdicts(judge: LocalJudge, question: str, answer: str,
 def test_the_passages_own_answer_is_more_supported_than_a_distractor_or_a_swapped_number(
         judge: LocalJudge, question: str, right: str, wrong: str,
         document: RetrievedDocument) -> None:
-    """What the model achieves on these hard kinds is a ranking (test AUC 0.84 for distractors,
-    0.76 for swapped figures: the card), not yet a verdict at its threshold: both answers here
-    are still above it."""
+    """The passage's own answer ranks above a distractor or a swapped figure (test AUC 0.97 and
+    0.98: the card), also where both are paraphrased and doubtful."""
     support = {}
     for answer in (right, wrong):
         result = judge.judge_sync(AssistantTurn(trace_id="e" * 32, question=question,

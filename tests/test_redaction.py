@@ -16,13 +16,11 @@ from pydantic import ValidationError
 from monitor.config import (
     LLMEndpointSettings,
     LLMJudgingSettings,
-    LocalJudgeSettings,
     PiiEntity,
     RedactionSettings,
 )
 from monitor.errors import ConfigError
 from monitor.judges.llm import LLMJudge
-from monitor.judges.local import LocalJudge
 from monitor.judges.redact import (
     TAGS,
     PiiAnalyzer,
@@ -145,10 +143,10 @@ def test_one_person_is_one_placeholder_in_the_whole_turn() -> None:
                   answer="It goes to 12 Elm Road, Leeds LS6 2AB, Kenji Watanabe's address."),
 ])
 async def test_claim_verdicts_do_not_change_with_redaction(turn: AssistantTurn) -> None:
-    """Consistent placeholders keep a claim checkable against its evidence: the local model
-    and the scripted LLM judge give each claim the same label on the turn as it came and as
-    it is redacted (the distractor, Marta for Daniel, stays a distractor)."""
-    local = LocalJudge(LocalJudgeSettings())
+    """Consistent placeholders keep a claim checkable against its evidence: the scripted LLM
+    judge gives each claim the same label on the turn as it came and as it is redacted (the
+    distractor, Marta for Daniel, stays a distractor). Only what an LLM judge reads is redacted:
+    the local judge reads the turn as it came, and its model was not trained on placeholders."""
     redacted = redact_turn(turn, Redactor(shared_analyzer(RedactionSettings())))
     assert "Kowalczyk" not in redacted.model_dump_json() and "Watanabe" not in \
         redacted.model_dump_json()
@@ -157,7 +155,6 @@ async def test_claim_verdicts_do_not_change_with_redaction(turn: AssistantTurn) 
         grounded = result.get("groundedness")
         return [c.label for c in grounded.claims]
 
-    assert claim_labels(local.judge_sync(redacted)) == claim_labels(local.judge_sync(turn))
     with ScriptedOpenAIServer(judge_model) as server:
         plain, redacting = make_judge(server, redact=False), make_judge(server)
         assert claim_labels(await redacting.judge(turn)) == claim_labels(await plain.judge(turn))
