@@ -30,7 +30,6 @@ from typing import Any
 import pytest
 import yaml
 
-from exporters import record
 from monitor import demo
 from monitor.store import Store
 from tests import traffic
@@ -113,48 +112,19 @@ def _send_otlp(sidecar: RunningSidecar, service: str, cases: list[traffic.Case])
     traffic.send_all(sidecar.grpc_endpoint, service, cases)
 
 
-def _send_agents(sidecar: RunningSidecar) -> int:
-    """Agents' turns and conversations the demo lacks: a lookup that fails twice alike, then
-    succeeds another way (a loop, two recoveries); an agent that gives up without an answer (its
-    goal failed); two chats the app ends, one thanked (resolved), one asking for a person after
-    a thumbs-down (escalated). How many turns."""
-    provider = traffic.exporting_to(sidecar.grpc_endpoint, "demo-assistant")
-    tracer = provider.get_tracer("agents")
-    timeout = ("lookup_order", {"order_id": "2210"}, "order service timed out")
-    turns: list[tuple[str, str | None, list[Any], str | None, bool, float | None]] = [
-        ("Where is order 2210?", "Order 2210 ships tomorrow.",
-         [timeout, timeout, ("search_orders", {"customer": "c-9"}, None)], None, False, None),
-        ("Change the address of order 3310.", None,
-         [("update_address", {"order_id": "3310"}, "address service down")], None, False, None),
-        ("How long do refunds take?", "Refunds take 30 days.", [], "chat-1", False, None),
-        ("thanks, that worked!", "You're welcome!", [], "chat-1", True, None),
-        ("Is there a student discount?", "No, there is none.", [], "chat-2", False, -1.0),
-        ("can I talk to a real person please", "I'm transferring you now.", [], "chat-2", True,
-         None)]
-    for question, answer, calls, conversation, end, feedback in turns:
-        with tracer.start_as_current_span("invoke_agent support"):
-            record.question(question, route="support")
-            if conversation is not None:
-                record.session(conversation, end=end)
-            for name, arguments, error in calls:
-                with tracer.start_as_current_span(f"execute_tool {name}"):
-                    record.tool_call(name, arguments, error=error, result=None if error else "ok")
-            if answer is not None:
-                record.answer(answer, model="demo-llm")
-            if feedback is not None:
-                record.feedback(feedback)
-    provider.shutdown()
-    return len(turns)
-
-
-def _send_demo(sidecar: RunningSidecar, rounds: int) -> None:
-    """Every scenario of `assistant-monitor run --demo` (tool calls, refusals, feedback)."""
+def _send_demo(sidecar: RunningSidecar, rounds: int) -> int:
+    """Every scenario and chat of `assistant-monitor run --demo` (tool calls, refusals, feedback,
+    an agent's loop and recovery, one that gives up, chats resolved and escalated), `rounds`
+    times. How many turns."""
     provider = traffic.exporting_to(sidecar.grpc_endpoint, "demo-assistant")
     rng = random.Random(7)
-    for _ in range(rounds):
+    for round_ in range(rounds):
         for scenario in demo.SCENARIOS:
             demo.emit_turn(provider, scenario, rng)
+        for number, chat in enumerate(demo.CHATS):
+            demo.emit_chat(provider, chat, f"chat-{round_}-{number}", rng)
     provider.shutdown()
+    return rounds * (len(demo.SCENARIOS) + sum(len(chat) for chat in demo.CHATS))
 
 
 def _total(sidecar: RunningSidecar, name: str) -> float:
@@ -243,15 +213,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         _wait_http(f"{prometheus_url}/-/ready", prometheus)
         started_ms = int(time.time() * 1000)
         grafana = GrafanaServer(_stage_provisioning(folder, prometheus_url))
-        _send_demo(sidecar, rounds=3)
+        demo_turns = _send_demo(sidecar, rounds=3)
         _send_otlp(sidecar, "demo-assistant", [OFF_TOPIC, NOTHING_RETRIEVED] * 2)
-        agent_turns = _send_agents(sidecar)
         # Two reference streams for the drift detector: one about to drift, one that stays noisy
         # but stationary (one invented answer in ten, all along).
         _send_otlp(sidecar, "shop-bot", [traffic.GROUNDED[i % 4] for i in range(90)])
         steady = [traffic.GROUNDED[i % 4] for i in range(9)] + [traffic.INVENTED[0]]
         _send_otlp(sidecar, "steady-bot", steady * 16)
-        _wait_settled(sidecar, 3 * len(demo.SCENARIOS) + 4 + agent_turns + 90 + 160)
+        _wait_settled(sidecar, demo_turns + 4 + 90 + 160)
         _wait_scraped(prometheus_url, _judged(sidecar))
         yield Stack(sidecar, prometheus_url, grafana, started_ms, canary_judge)
     finally:

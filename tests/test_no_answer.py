@@ -104,7 +104,7 @@ def test_a_reported_failure_of_an_action_is_an_answer(judge: LocalJudge, answer:
 def test_the_demos_failed_cancellation_is_judged_an_answer(judge: LocalJudge) -> None:
     from monitor.demo import SCENARIOS
 
-    cancel = next(s for s in SCENARIOS if s.tool and s.tool[2])  # the failing tool call
+    cancel = next(s for s in SCENARIOS if s.question == "Cancel order 77.")  # its tool failed
     assert completeness(judge, cancel.answer, question=cancel.question) != "no_answer"
 
 
