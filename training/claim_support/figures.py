@@ -1,6 +1,7 @@
 """The claim-support model's figures: balanced accuracy and AUC per source and kind, and the
 temperature and threshold the dev split fixes. train.py selects epochs with them, export.py
-calibrates and tests the exported model with them (numpy only: they run where torch trains)."""
+calibrates and tests the exported model with them. Numpy only: they also run on a GPU machine
+that has torch but not this package."""
 
 from __future__ import annotations
 

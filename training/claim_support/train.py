@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from tokenizers import Tokenizer
 from torch import nn
@@ -115,10 +116,8 @@ def encode(tokenizer: Tokenizer, rows: list[dict[str, Any]]) -> dict[str, torch.
 
 
 def dev_logits(model: ClaimSupport, tokenizer: Tokenizer, rows: list[dict[str, Any]],
-               device: str) -> Any:
+               device: str) -> np.ndarray:
     """The model's logit for each row, in the rows' order (scored in length order)."""
-    import numpy as np
-
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]["text_a"]) + len(rows[i]["text_b"]))
     logits = np.zeros(len(rows), dtype=np.float32)
     model.eval()
