@@ -108,10 +108,6 @@ def _stage_provisioning(folder: Path, prometheus_url: str) -> Path:
     return folder / "provisioning"
 
 
-def _send_otlp(sidecar: RunningSidecar, service: str, cases: list[traffic.Case]) -> None:
-    traffic.send_all(sidecar.grpc_endpoint, service, cases)
-
-
 def _send_demo(sidecar: RunningSidecar, rounds: int) -> int:
     """Every scenario and chat of `assistant-monitor run --demo` (tool calls, refusals, feedback,
     an agent's loop and recovery, one that gives up, chats resolved and escalated), `rounds`
@@ -214,12 +210,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         started_ms = int(time.time() * 1000)
         grafana = GrafanaServer(_stage_provisioning(folder, prometheus_url))
         demo_turns = _send_demo(sidecar, rounds=3)
-        _send_otlp(sidecar, "demo-assistant", [OFF_TOPIC, NOTHING_RETRIEVED] * 2)
+        traffic.send_all(sidecar.grpc_endpoint, "demo-assistant", [OFF_TOPIC, NOTHING_RETRIEVED] * 2)
         # Two reference streams for the drift detector: one about to drift, one that stays noisy
         # but stationary (one invented answer in ten, all along).
-        _send_otlp(sidecar, "shop-bot", [traffic.GROUNDED[i % 4] for i in range(90)])
+        traffic.send_all(sidecar.grpc_endpoint, "shop-bot", [traffic.GROUNDED[i % 4] for i in range(90)])
         steady = [traffic.GROUNDED[i % 4] for i in range(9)] + [traffic.INVENTED[0]]
-        _send_otlp(sidecar, "steady-bot", steady * 16)
+        traffic.send_all(sidecar.grpc_endpoint, "steady-bot", steady * 16)
         _wait_settled(sidecar, demo_turns + 4 + 90 + 160)
         _wait_scraped(prometheus_url, _judged(sidecar))
         yield Stack(sidecar, prometheus_url, grafana, started_ms, canary_judge)
@@ -313,7 +309,7 @@ def test_drift_fires_the_grafana_alert(stack: Stack) -> None:
         time.sleep(0.5)
     assert all(state.startswith("Normal") for state in before), before
     drift_start = time.monotonic()
-    _send_otlp(stack.sidecar, "shop-bot", [traffic.INVENTED[i % 4] for i in range(40)])
+    traffic.send_all(stack.sidecar.grpc_endpoint, "shop-bot", [traffic.INVENTED[i % 4] for i in range(40)])
     deadline = time.monotonic() + 120
     while True:
         rule, alerts = _drift_alerts(stack.grafana)
