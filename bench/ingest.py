@@ -9,7 +9,8 @@ export requests of `--batch` traces. Prints, side by side:
   0. the floors: upb's protobuf parse alone (no field read), and the compiled decoder alone
      (wire to mapped SpanFacts, no assembly);
   1. in-process: decode + map + assemble, per encoding and per trace decoder (`--decoders`:
-     the Python reference, the compiled one of native/; one core: Python runs one thread here);
+     the Python reference, the compiled one of native/; one core: Python runs one thread here),
+     without holding kept turns for late spans, and (compiled) with every turn held, paired;
   2. through the receivers: a client process sends to a sidecar process over loopback (gRPC,
      HTTP protobuf, HTTP JSON); spans per second of the sidecar's CPU time, and its peak RSS;
      once per `--wal` mode: the write-ahead log off, on (fsync before each answer, group
@@ -199,12 +200,15 @@ def native_only(bodies: list[bytes]) -> float:
     return time.perf_counter() - start
 
 
-def in_process(bodies: list[bytes], fmt: str, decoder_kind: str) -> float:
-    """Seconds to decode, map and assemble every body (all turns completed)."""
+def in_process(bodies: list[bytes], fmt: str, decoder_kind: str,
+               revise_within_s: float = 0.0) -> float:
+    """Seconds to decode, map and assemble every body (all turns completed; with no sampler,
+    every turn is kept: `revise_within_s` > 0 holds each one's spans for late spans)."""
     decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16,
                           native=decoder_kind == "native")
     assembler = TurnAssembler(AssemblySettings(root_grace_s=0, max_traces=100_000,
-                                               max_spans=1_000_000), Metrics())
+                                               max_spans=1_000_000,
+                                               revise_within_s=revise_within_s), Metrics())
     start = time.perf_counter()
     turns = 0
     for body in bodies:
@@ -528,6 +532,13 @@ def main() -> None:
                                         for _ in range(args.repeat))
             label = f"{name}, {decoder}" if fmt == "proto" else name
             print(f"  {label:26} {spans / seconds:>10,.0f} {seconds / spans * 1e6:>8.1f}")
+    if "native" in decoders:  # every turn held for late spans (the most it costs), paired
+        paired = [(in_process(proto, "proto", "native"),
+                   in_process(proto, "proto", "native", revise_within_s=300.0))
+                  for _ in range(args.repeat)]
+        off, on = (statistics.median(run[i] for run in paired) for i in (0, 1))
+        print(f"  {'+ every turn held':26} {spans / on:>10,.0f} {on / spans * 1e6:>8.1f}"
+              f"  ({on / off:.2f}x the row without, paired)")
 
     print(f"\n{'through the receivers':20} {'decoder':>8} {'WAL/pipeline':>13} {'spans/s':>10} "
           f"{'spans/cpu-s':>12} {'peak RSS':>9}")

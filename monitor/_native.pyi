@@ -124,6 +124,7 @@ class TurnRecord:
     service: str
     route: str | None
     json: str
+    revision: int  # 0 as first completed; each later one re-opened by late spans
     size: Final[int]
 
 class Completed:
@@ -141,6 +142,8 @@ class Completed:
     no_question: int
     no_answer: int
     completions: dict[str, int]
+    revised: int  # kept turns that late spans changed: passed on again, not counted again
+    unchanged: int  # kept turns re-opened by late spans that changed nothing a judge reads
     size: int
 
 class Added:
@@ -161,10 +164,12 @@ class TurnSampler:
 class Assembler:
     span_count: int
     size: int
+    held_size: int  # bytes of kept turns' span facts held for late spans
     def __init__(self, *, max_traces: int, max_spans: int, max_spans_per_trace: int,
                  max_size: int, root_grace_s: float, decision_wait_s: float,
                  remember_completed: int, recent: int = 0,
-                 sampler: TurnSampler | None = None) -> None: ...
+                 sampler: TurnSampler | None = None, revise_within_s: float = 0.0,
+                 max_held_size: int = 0) -> None: ...
     trace_count: Final[int]
     def holds(self, trace_id: bytes) -> bool: ...
     def add(self, facts: list[SpanFacts], now: float, backlog: int = 0) -> Added: ...

@@ -107,6 +107,8 @@ class Sidecar:
             def on_verdicts(turn: AssistantTurn, probability: float,
                             results: list[JudgeResult]) -> None:
                 self._judged(turn.trace_id)
+                if turn.revision:  # counted at its first judgement; the store keeps this one
+                    return
                 verdicts.record(turn, probability, results)
                 if drift is not None:
                     drift.observe(turn, results, probability)

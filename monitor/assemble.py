@@ -32,7 +32,15 @@ rest only as counts and trace ids (at the sampling defaults, most turns).
 A turn completes `root_grace_s` after its root span arrives (log events of the official OpenAI
 instrumentation travel separately and may trail the span), or `decision_wait_s` after its first
 span when no root is seen. The buffer is bounded in traces, spans and spans per trace; the oldest
-turn is flushed early when it is full. Spans of a turn already completed are counted as late.
+turn is flushed early when it is full.
+
+Late spans. A kept turn's spans are held `revise_within_s` after it completed (within
+`revise_max_mib`). A span of it arriving then re-opens it; it completes again a root grace later,
+and if what a judge reads changed (its question, documents, answer, error, tool calls or steps)
+it is passed on again as the next revision (`AssistantTurn.revision`), with the sampling decision
+it was kept with: the store keeps the earlier verdicts beside the new ones. A revision is not
+counted again in the traffic's metrics (turns, tool calls, steps, sessions). Other spans of a
+completed turn (not kept, or after the window) are refused and counted as late.
 """
 
 from __future__ import annotations
@@ -99,6 +107,13 @@ class AssemblyTelemetry:
         self.assembly_bytes = Gauge(
             "assistant_assembly_bytes", "Bytes of span facts held by the assembler (accounted "
             "as they enter).", registry=r)
+        self.turn_revisions = Counter(
+            "assistant_turn_revisions", "Kept turns re-opened by late spans: passed on again to "
+            "be re-judged (revised), or left as judged (unchanged: nothing a judge reads changed).",
+            ["result"], registry=r)
+        self.assembly_held_bytes = Gauge(
+            "assistant_assembly_held_bytes", "Bytes of span facts of kept turns held for late "
+            "spans (bounded by assembly.revise_max_mib).", registry=r)
         self.assembly_evictions = Counter(
             "assistant_assembly_evictions", "Turns flushed early because the assembly buffer hit "
             "a limit (traces, spans, bytes).", ["limit"], registry=r)
@@ -137,6 +152,7 @@ class AssemblyTelemetry:
         self.assembly_traces.set(assembler.trace_count)
         self.assembly_spans.set(assembler.span_count)
         self.assembly_bytes.set(assembler.size)
+        self.assembly_held_bytes.set(assembler.held_size)
 
 
 class TurnAssembler:
@@ -154,7 +170,8 @@ class TurnAssembler:
             max_spans_per_trace=settings.max_spans_per_trace,
             max_size=settings.max_size_mib << 20, root_grace_s=settings.root_grace_s,
             decision_wait_s=settings.decision_wait_s,
-            remember_completed=settings.remember_completed, recent=recent, sampler=sampler)
+            remember_completed=settings.remember_completed, recent=recent, sampler=sampler,
+            revise_within_s=settings.revise_within_s, max_held_size=settings.revise_max_mib << 20)
 
     @property
     def trace_count(self) -> int:
@@ -168,6 +185,11 @@ class TurnAssembler:
     def size(self) -> int:
         """Accounted bytes held (see facts_size)."""
         return self._buffer.size
+
+    @property
+    def held_size(self) -> int:
+        """Accounted bytes of kept turns held for late spans."""
+        return self._buffer.held_size
 
     def holds(self, trace_id: bytes) -> bool:
         return self._buffer.holds(trace_id)
@@ -199,4 +221,7 @@ class TurnAssembler:
     def _completed(self, done: Completed) -> Completed:
         for reason, count in done.completions.items():
             self.metrics.turn_completions.labels(reason).inc(count)
+        for result, count in (("revised", done.revised), ("unchanged", done.unchanged)):
+            if count:
+                self.metrics.turn_revisions.labels(result).inc(count)
         return done

@@ -128,6 +128,10 @@ class AssemblySettings(_Section):
     max_spans_per_trace: int = Field(2_000, gt=0)
     max_size_mib: int = Field(256, gt=0)  # bytes of span facts held; the oldest is flushed beyond
     remember_completed: int = Field(100_000, ge=0)  # trace ids kept to recognise late spans
+    # A kept turn's spans are held this long after it completed: a late span that changes what a
+    # judge reads (a new tool call, another answer) makes a revision, judged again. 0: never.
+    revise_within_s: float = Field(300.0, ge=0)
+    revise_max_mib: int = Field(32, ge=0)  # bytes of span facts held so; the oldest let go beyond
 
 
 class SessionSettings(_Section):

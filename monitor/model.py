@@ -134,6 +134,8 @@ class AssistantTurn(BaseModel):
     # field ("question", "documents.0", "tool_calls.1.arguments") -> [span id, span name, the
     # span's fact it came from, the span's conventions]: what `turns --explain` shows
     sources: dict[str, list[str]] = Field(default_factory=dict)
+    # 0 as first completed; a kept turn that late spans changed is judged again as the next one
+    revision: int = 0
 
     @property
     def agentic(self) -> bool:

@@ -60,9 +60,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
-# The tables as they were before the schema had versions. {serial}, {text} and {real} are each
+# The tables (verdict_revisions since version 3; the others as they were before the schema had
+# versions). {serial}, {text} and {real} are each
 # database's types: PostgreSQL's `real` is single precision, and its text compares and sorts
 # byte by byte here (COLLATE "C") as SQLite's does, whatever the database's locale.
 TABLES = (
@@ -107,6 +108,12 @@ TABLES = (
     author {text} NOT NULL,
     created_at {real} NOT NULL
 )""",
+    """CREATE TABLE IF NOT EXISTS verdict_revisions (  -- verdicts a later revision replaced
+    trace_id {text} NOT NULL,
+    revision INTEGER NOT NULL,           -- the turn's revision they were given to
+    verdicts_json TEXT NOT NULL,         -- its verdicts as `show` gives them
+    PRIMARY KEY (trace_id, revision)
+)""",
     """CREATE TABLE IF NOT EXISTS judge_costs (
     trace_id {text} NOT NULL,
     judge {text} NOT NULL,
@@ -121,10 +128,12 @@ TABLES = (
 # Columns added since, by version; a store made before one gains it. 1: who judged, the model
 # reported or local checksums (NULL in older rows: unknown). 2: the replica whose queue holds the
 # turn ('' on a single node), and the turn's conversation, from its JSON, indexed for `show`.
+# 3: the turn's revision (late spans changed it after it was judged; its JSON's `revision`).
 COLUMNS = (
     ("verdicts", "model", "model {text}"),
     ("turns", "replica", "replica {text} NOT NULL DEFAULT ''"),
     ("turns", "conversation_id", "conversation_id {text} GENERATED ALWAYS AS {conversation}"),
+    ("turns", "revision", "revision INTEGER NOT NULL DEFAULT 0"),
 )
 INDEXES = (
     "CREATE INDEX IF NOT EXISTS turns_by_state ON turns (state, seq)",
@@ -460,31 +469,39 @@ class Store:
     def enqueue_many(self, sampled: Sequence[Sampled]) -> list[bool]:
         """Persist sampled turns in one transaction (one commit for a pump's batch); for each,
         False if its trace id is already stored (or came earlier in `sampled`). A turn stored
-        by another replica and still waiting is taken over (True): this replica judges it."""
+        by another replica and still waiting is taken over (True): this replica judges it. A
+        later revision of a stored turn (late spans changed it) replaces it, to be judged again
+        (True); the verdicts given to the one before move to `verdict_revisions`."""
         now = time.time()
-        first = {turn.trace_id: (turn, reason, probability)
-                 for turn, reason, probability in reversed(sampled)}  # the first of each
+        newest: dict[str, Sampled] = {}  # each trace id's highest revision, the first of equals
+        for kept in sampled:
+            before = newest.get(kept[0].trace_id)
+            if before is None or kept[0].revision > before[0].revision:
+                newest[kept[0].trace_id] = kept
         ours: set[str] = set()
         chunk: list[Any]  # trace ids, then rows
         with self._transaction():
             # A statement per chunk, not per row: each statement lets the event loop's thread
             # take the interpreter lock, and hand-offs per row cost more than the inserts.
-            stored, others = set(), []  # others: waiting in another replica's queue
-            for chunk in _chunks(sorted(first)):
-                for row in self.db.execute(f"SELECT trace_id, replica, state FROM turns"
-                                           f" WHERE trace_id IN ({_marks(chunk)})", chunk):
-                    stored.add(row[0])
-                    if row[1] != self.replica and row[2] in ("pending", "judging"):
-                        others.append(row[0])
+            stored: dict[str, Any] = {}  # trace id -> (replica, state, revision)
+            for chunk in _chunks(sorted(newest)):
+                stored.update((row[0], tuple(row)[1:]) for row in self.db.execute(
+                    f"SELECT trace_id, replica, state, revision FROM turns"
+                    f" WHERE trace_id IN ({_marks(chunk)})", chunk))
+            revised = {trace_id for trace_id, (_, _, revision) in stored.items()
+                       if newest[trace_id][0].revision > revision}
+            others = [trace_id for trace_id, (replica, state, _) in stored.items()
+                      if trace_id not in revised and replica != self.replica
+                      and state in ("pending", "judging")]  # waiting in another replica's queue
             rows = [(trace_id, turn.service, turn.route, turn_json(turn), reason, probability,
-                     now, self.replica)
-                    for turn, reason, probability in reversed(first.values())
+                     now, self.replica, turn.revision)
+                    for turn, reason, probability in newest.values()
                     if (trace_id := turn.trace_id) not in stored]
             for chunk in _chunks(rows):
                 ours.update(row[0] for row in self.db.execute(  # (a conflict: another replica's)
                     "INSERT INTO turns (trace_id, service, route, turn_json, reason, probability,"
-                    " received_at, replica, state) VALUES "
-                    + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, 'pending')"] * len(chunk))
+                    " received_at, replica, revision, state) VALUES "
+                    + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')"] * len(chunk))
                     + " ON CONFLICT (trace_id) DO NOTHING RETURNING trace_id",
                     [value for row in chunk for value in row]))
             for chunk in _chunks(others):
@@ -492,12 +509,36 @@ class Store:
                     f"UPDATE turns SET replica = ?, state = 'pending' WHERE trace_id IN"
                     f" ({_marks(chunk)}) AND replica <> ? AND {_WAITING} RETURNING trace_id",
                     (self.replica, *chunk, self.replica)))
-        self._backlog += len(ours)
+            queued = len(ours)
+            for trace_id in sorted(revised):
+                replica, state, revision = stored[trace_id]
+                self._revise(newest[trace_id][0], revision)
+                # one more waits in this queue, unless it waited here already
+                queued += replica != self.replica or state not in ("pending", "judging")
+                ours.add(trace_id)
+        self._backlog += queued
         added, seen = [], set()
-        for turn, _, _ in sampled:
-            added.append(turn.trace_id in ours and turn.trace_id not in seen)
-            seen.add(turn.trace_id)
+        for kept in sampled:
+            trace_id = kept[0].trace_id
+            added.append(trace_id in ours and trace_id not in seen and kept is newest[trace_id])
+            seen.add(trace_id)
         return added
+
+    def _revise(self, turn: KeptTurn, before: int) -> None:
+        """A stored turn replaced by a later revision, waiting for a judge again; the verdicts
+        given to revision `before` kept in `verdict_revisions`. A judgement of it under way is
+        not stored: `complete` asks for the revision it judged."""
+        trace_id = turn.trace_id
+        verdicts = self._verdicts(trace_id)
+        if verdicts:
+            self.db.execute("INSERT INTO verdict_revisions (trace_id, revision, verdicts_json)"
+                            " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                            (trace_id, before, json.dumps(verdicts)))
+        self.db.execute("DELETE FROM verdicts WHERE trace_id = ?", (trace_id,))
+        self.db.execute(
+            "UPDATE turns SET turn_json = ?, revision = ?, state = 'pending', attempts = 0,"
+            " not_before = 0, error = NULL, judged_at = NULL, replica = ? WHERE trace_id = ?",
+            (turn_json(turn), turn.revision, self.replica, trace_id))
 
     def recover(self) -> int:
         """At start-up: this replica's turns left `judging` by a crash go back to `pending`."""
@@ -521,19 +562,21 @@ class Store:
                        row["reason"], row["probability"], row["attempts"])
 
     def complete(self, trace_id: str, results: list[JudgeResult],
-                 turn: AssistantTurn | None = None) -> None:
-        """Store the verdicts and mark the turn judged; `turn`: what to keep of it instead of
-        what was enqueued (redacted: `store.redact`). NotClaimed, and nothing stored, when this
-        replica is not judging it: a second judgement would be a bug, not an update, and a turn
-        taken over is judged by the replica that took it."""
+                 turn: AssistantTurn | None = None, revision: int = 0) -> None:
+        """Store the verdicts of the turn's `revision` and mark it judged; `turn`: what to keep
+        of it instead of what was enqueued (redacted: `store.redact`). NotClaimed, and nothing
+        stored, when this replica is not judging it, or a later revision replaced it meanwhile:
+        a second judgement would be a bug, not an update, and a turn taken over is judged by the
+        replica that took it."""
         now = time.time()
         kept = (", turn_json = ?", (turn_json(turn),)) if turn is not None else ("", ())
         with self._transaction():
             if not self.db.execute(
                     f"UPDATE turns SET state = 'judged', judged_at = ?, error = NULL{kept[0]}"
-                    " WHERE trace_id = ? AND replica = ? AND state = 'judging'",
-                    (now, *kept[1], trace_id, self.replica)).rowcount:
-                raise NotClaimed(f"turn {trace_id} is not being judged by this replica")
+                    " WHERE trace_id = ? AND replica = ? AND state = 'judging' AND revision = ?",
+                    (now, *kept[1], trace_id, self.replica, revision)).rowcount:
+                raise NotClaimed(f"turn {trace_id} (revision {revision}) is not being judged by "
+                                 "this replica")
             for result in results:
                 self.db.executemany(
                     "INSERT INTO verdicts (trace_id, judge, metric, label, score,"
@@ -545,7 +588,12 @@ class Store:
                      for v in result.verdicts])
                 self.db.execute(
                     "INSERT INTO judge_costs (trace_id, judge, calls, input_tokens, output_tokens,"
-                    " latency_s, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    " latency_s, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (trace_id, judge) DO UPDATE SET"  # a revision judged again
+                    " calls = judge_costs.calls + excluded.calls,"
+                    " input_tokens = judge_costs.input_tokens + excluded.input_tokens,"
+                    " output_tokens = judge_costs.output_tokens + excluded.output_tokens,"
+                    " latency_s = judge_costs.latency_s + excluded.latency_s",
                     (trace_id, result.judge, result.calls, result.input_tokens,
                      result.output_tokens, result.latency_s, now))
         self._backlog -= 1
@@ -672,26 +720,36 @@ class Store:
         return list(by_id.values())
 
     def show(self, trace_id: str) -> dict[str, Any] | None:
-        """A stored turn whole: its row, the turn, its verdicts and costs, the corrections
-        people made, and the previous and next stored turns of its conversation."""
+        """A stored turn whole: its row, the turn, its verdicts and costs (of every revision),
+        the verdicts earlier revisions were given, the corrections people made, and the
+        previous and next stored turns of its conversation."""
         row = self.db.execute("SELECT * FROM turns WHERE trace_id = ?", (trace_id,)).fetchone()
         if row is None:
             return None
         shown = dict(row)
         shown["turn"] = json.loads(shown.pop("turn_json"))
-        shown["verdicts"] = [
-            {**dict(v), "details": json.loads(v["details_json"])}
-            for v in self.db.execute("SELECT judge, metric, label, score, rationale,"
-                                     " details_json, prompt_version, model FROM verdicts"
-                                     " WHERE trace_id = ? ORDER BY judge, metric", (trace_id,))]
-        for v in shown["verdicts"]:
-            v.pop("details_json")
+        shown["verdicts"] = self._verdicts(trace_id)
+        shown["earlier"] = [
+            {"revision": row[0], **verdict}
+            for row in self.db.execute("SELECT revision, verdicts_json FROM verdict_revisions"
+                                       " WHERE trace_id = ? ORDER BY revision DESC", (trace_id,))
+            for verdict in json.loads(row[1])]
         shown["costs"] = [dict(c) for c in self.db.execute(
             "SELECT judge, calls, input_tokens, output_tokens, latency_s FROM judge_costs"
             " WHERE trace_id = ?", (trace_id,))]
         shown["corrections"] = self.corrections(trace_id)
         shown["conversation"] = self._neighbours(row["conversation_id"], row["seq"])
         return shown
+
+    def _verdicts(self, trace_id: str) -> list[dict[str, Any]]:
+        verdicts = [{**dict(v), "details": json.loads(v["details_json"])}
+                    for v in self.db.execute("SELECT judge, metric, label, score, rationale,"
+                                             " details_json, prompt_version, model FROM verdicts"
+                                             " WHERE trace_id = ? ORDER BY judge, metric",
+                                             (trace_id,))]
+        for v in verdicts:
+            v.pop("details_json")
+        return verdicts
 
     def _neighbours(self, conversation_id: str | None, seq: int) -> dict[str, str | None]:
         """The trace ids of the stored turns before and after this one in its conversation."""
@@ -763,7 +821,8 @@ class Store:
                 "SELECT trace_id FROM turns WHERE received_at < ? AND state IN ('judged', 'failed')"
                 f" LIMIT ?{self._sql.skip_locked}", (older_than, limit))]
             for ids in _chunks(old):
-                for table in ("verdicts", "judge_costs", "corrections", "turns"):
+                for table in ("verdicts", "verdict_revisions", "judge_costs", "corrections",
+                              "turns"):
                     self.db.execute(f"DELETE FROM {table} WHERE trace_id IN ({_marks(ids)})", ids)
         return len(old)
 
@@ -839,8 +898,8 @@ class ThreadedStore:
             raise
 
     async def complete(self, trace_id: str, results: list[JudgeResult],
-                       turn: AssistantTurn | None = None) -> None:
-        await self._run(self.sync.complete, trace_id, results, turn)
+                       turn: AssistantTurn | None = None, revision: int = 0) -> None:
+        await self._run(self.sync.complete, trace_id, results, turn, revision)
 
     async def fail(self, trace_id: str, error: str, retry_at: float | None) -> None:
         await self._run(self.sync.fail, trace_id, error, retry_at)

@@ -220,6 +220,8 @@ def turn_report(shown: dict[str, Any]) -> Group:
                       f"  {shown['service']}/{shown['route'] or '-'}  state {shown['state']}"
                       f"  sampled by {shown['reason']} (p={shown['probability']:.2f})"),
         Text(f"received {iso(shown['received_at'])}   judged {iso(shown['judged_at'])}"
+             + (f"   revision {shown['revision']}: late spans changed it after it was judged"
+                if shown.get("revision") else "")
              + (f"   error: {shown['error']}" if shown.get("error") else ""), style="dim"),
         Text("\nquestion", style="bold cyan"), Text(turn.get("question") or "(none)"),
     ]
@@ -256,6 +258,12 @@ def turn_report(shown: dict[str, Any]) -> Group:
                               f" + {c['output_tokens']} tokens, {c['latency_s']:.2f} s", style="dim"))
     if not verdicts:
         parts.append(Text("\nno verdict yet", style="yellow"))
+    if shown.get("earlier"):
+        parts.append(Text("\nverdicts of earlier revisions", style="bold cyan"))
+    for v in shown.get("earlier", []):
+        value = _cell(v["label"], v["score"])
+        parts.append(Text.assemble(f"revision {v['revision']}  {v['metric']}  ", value,
+                                   (f"  judge {v['judge']}: {v['rationale'] or ''}", "dim")))
     return Group(*parts)
 
 

@@ -82,12 +82,64 @@ def test_no_root_completes_after_decision_wait() -> None:
 
 
 @pytest.mark.unit
-def test_late_spans_are_counted_not_reassembled() -> None:
-    assembler, clock, metrics = make(root_grace_s=0)
+def test_a_late_span_that_changes_a_kept_turn_passes_it_on_again_as_a_revision() -> None:
+    assembler, clock, metrics = make()
+    assembler.add([span(1, 1, question="Where is my order?", answer="It shipped on Monday.")])
+    clock.now += 1.1
+    [first] = passed(assembler.expire())
+    assert (first.revision, first.tool_calls) == (0, [])
+    assert assembler.held_size > 0  # its spans wait for late ones
+    clock.now += 30  # a tool's span, exported late by its own process
+    assembler.add([span(1, 3, parent=1, role="tool", error="timeout",
+                        tool=ToolCall(name="track_order", arguments={"order": 7}))])
+    assert assembler.trace_count == 1 and passed(assembler.expire()) == []
+    clock.now += 1.1  # completed again a root grace after the late span
+    done = assembler.expire()
+    [revised] = passed(done)
+    assert revised.revision == 1 and revised.answer == "It shipped on Monday."
+    assert [(c.name, c.error) for c in revised.tool_calls] == [("track_order", "timeout")]
+    # not counted again in the traffic's metrics: no turn, tool call, step or session
+    assert (done.received, done.steps, done.sessions, done.completions) == ({}, {}, [], {})
+    assert count(metrics, "assistant_turn_revisions_total", result="revised") == 1
+    assert count(metrics, "assistant_spans_refused_total", reason="late") == 0
+
+
+@pytest.mark.unit
+def test_a_late_span_that_changes_nothing_a_judge_reads_is_not_judged_again() -> None:
+    assembler, clock, metrics = make()
+    assembler.add([span(1, 1, question="q?", answer="a.")])
+    clock.now += 1.1
+    assert len(passed(assembler.expire())) == 1
+    assembler.add([span(1, 4, parent=1, feedback=Feedback(score=-1.0))])  # a rating, later
+    clock.now += 1.1
+    assert passed(assembler.expire()) == []
+    assert count(metrics, "assistant_turn_revisions_total", result="unchanged") == 1
+    assembler.add([span(1, 5, parent=1, role="tool", tool=ToolCall(name="lookup"))])
+    clock.now += 1.1
+    [revised] = passed(assembler.expire())  # still held: the unchanged turn was held again
+    assert revised.revision == 1
+
+
+@pytest.mark.unit
+def test_late_spans_after_the_window_or_beyond_the_held_bytes_are_counted_not_reassembled() -> None:
+    assembler, clock, metrics = make(root_grace_s=0, revise_within_s=60)
     assembler.add([span(1, 1)])
     assert len(passed(assembler.expire())) == 1
+    clock.now += 61
+    assembler.expire()
+    assert assembler.held_size == 0  # let go when its window closed
     assembler.add([span(1, 5, parent=1)])
     assert assembler.trace_count == 0
+    assert count(metrics, "assistant_spans_refused_total", reason="late") == 1
+
+    assembler, clock, metrics = make(root_grace_s=0, revise_max_mib=1)
+    big = "x" * 400_000
+    for trace in (1, 2, 3):  # each ~400 KB: the oldest is let go beyond 1 MiB
+        assembler.add([span(trace, 1, question=big)])
+        assert len(passed(assembler.expire())) == 1
+    assert 800_000 < assembler.held_size <= 1 << 20
+    assembler.add([span(1, 5, parent=1), span(3, 5, parent=1)])
+    assert assembler.trace_count == 1 and assembler.holds((3).to_bytes(16, "big"))
     assert count(metrics, "assistant_spans_refused_total", reason="late") == 1
 
 
@@ -367,7 +419,9 @@ def test_turns_kept_from_the_cycle_collector_are_freed_when_dropped() -> None:
     """A turn's objects are untracked by the garbage collector (acyclic trees: reference
     counting frees them). Were any of them in a cycle, memory would grow with every turn
     dropped; 20 rounds of 500 turns, each built and dropped, must give their memory back."""
-    assembler, clock, _ = make(root_grace_s=0, max_traces=100_000, max_spans=1_000_000)
+    # (nothing held for late spans: what is held is bounded, and would be counted here)
+    assembler, clock, _ = make(root_grace_s=0, max_traces=100_000, max_spans=1_000_000,
+                               revise_within_s=0)
     call = ToolCall(name="lookup", arguments={"q": ["refund", {"days": 30}]}, result="ok")
     trace = 0
 

@@ -11,11 +11,15 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from rich.console import Console
 
+from exporters import record
+from monitor.verdicts_view import turn_report
 from tests import traffic
 from tests.conftest import RunningSidecar, SidecarProcess
 from tests.waiting import wait_until
@@ -230,3 +234,50 @@ def test_turns_decided_against_are_counted_and_the_latest_still_shown(start_side
     shown = sidecar.get_json("/api/turns")
     assert [turn["trace_id"] for turn in shown] == sent[-3:]
     assert all(turn["answer"] for turn in shown)
+
+
+def test_a_late_span_that_changes_a_judged_turn_has_it_judged_again(sidecar: RunningSidecar
+                                                                     ) -> None:
+    """A tool's span exported after its turn was judged (another process, a slow exporter): the
+    turn is judged again as its next revision; `verdicts show` gives both judgements, and the
+    metrics count the turn once."""
+    provider = traffic.exporting_to(sidecar.grpc_endpoint, "shop-bot")
+    tracer = provider.get_tracer("late")
+    case = traffic.GROUNDED[0]
+    with tracer.start_as_current_span("turn") as root:
+        record.question(case.question, route="support")
+        with tracer.start_as_current_span("retrieve"):
+            record.retrieval(case.question, [{"id": "refunds", "content": case.documents[0]}])
+        record.answer(case.answer, model="assistant-llm")
+    trace_id = format(root.get_span_context().trace_id, "032x")
+    store = Path(sidecar.sidecar.settings.store.path)
+    wait_until(lambda: _count(store, "SELECT count(*) FROM turns WHERE state = 'judged'") == 1,
+               what="the turn judged")
+    with tracer.start_as_current_span("execute_tool lookup_refund",
+                                      context=trace.set_span_in_context(root)):
+        record.tool_call("lookup_refund", {"order": 7}, error="timeout")
+    provider.shutdown()
+    wait_until(lambda: _count(store, "SELECT count(*) FROM turns WHERE state = 'judged'"
+                                     " AND revision = 1") == 1, what="revision 1 judged")
+
+    assert sidecar.metric("assistant_turn_revisions_total", result="revised") == 1
+    assert sidecar.metric("assistant_turns_received_total", service="shop-bot",
+                          route="support") == 1
+    assert sidecar.metric("assistant_turns_judged_total", service="shop-bot", route="support",
+                          judge="local") == 1
+    shown = sidecar.sidecar.store.sync.show(trace_id)
+    assert [(c["name"], c["error"]) for c in shown["turn"]["tool_calls"]] == [
+        ("lookup_refund", "timeout")]
+    metrics = {v["metric"] for v in shown["verdicts"]}
+    assert "groundedness" in metrics
+    assert {v["metric"] for v in shown["earlier"] if v["revision"] == 0} == metrics - {
+        "tool_calls", "goal_completion"}  # the first judgement read no tool call
+    console = Console(width=200, record=True)
+    console.print(turn_report(shown))
+    report = console.export_text()
+    assert "revision 1: late spans changed it after it was judged" in report
+    assert "verdicts of earlier revisions" in report and "revision 0  groundedness" in report
+    with urllib.request.urlopen(f"{sidecar.admin_url}/ui/turns/{trace_id}", timeout=10) as page:
+        html = page.read().decode()
+    assert '<dd id="revision">1: late spans changed the turn' in html
+    assert "Verdicts of earlier revisions" in html and "revision 0 · groundedness" in html

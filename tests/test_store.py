@@ -272,6 +272,39 @@ def test_a_waiting_turn_stored_again_by_another_replica_is_taken_over(where: Pat
     new.close()
 
 
+def test_a_later_revision_is_judged_again_and_the_earlier_verdicts_are_kept(
+        where: Path | str) -> None:
+    """Late spans changed a judged turn: its next revision replaces it in the queue, and `show`
+    gives the new verdicts and those of the revision before. A judgement of a revision replaced
+    while it ran is refused; a copy of a revision already stored is not stored again."""
+    store = Store(where)
+    first = turn(1, answer="It shipped.")
+    store.enqueue(first, "rate", 0.25)
+    store.complete(store.claim().trace_id, result(score=0.9))
+    revised = first.model_copy(update={"answer": "It shipped, then the carrier lost it.",
+                                       "revision": 1})
+    assert store.enqueue_many([(revised, "rate", 0.25), (first, "rate", 0.25)]) == [True, False]
+    assert store.backlog() == 1 and store.state(first.trace_id) == "pending"
+    claimed = store.claim()
+    assert (claimed.turn.answer, claimed.turn.revision, claimed.attempts) == (
+        revised.answer, 1, 1)
+    again = revised.model_copy(update={"tool_calls": [], "revision": 2})  # while 1 is judged
+    assert store.enqueue(again, "rate", 0.25) and store.backlog() == 1
+    with pytest.raises(NotClaimed):
+        store.complete(first.trace_id, result(score=0.5), revision=1)
+    store.complete(store.claim().trace_id, result(score=0.2), revision=2)
+    assert not store.enqueue(again, "rate", 0.25)  # redelivered: judged once
+    shown = store.show(first.trace_id)
+    assert (shown["revision"], shown["state"], shown["turn"]["revision"]) == (2, "judged", 2)
+    assert [v["score"] for v in shown["verdicts"]] == [None, 0.2]
+    assert [(v["revision"], v["metric"], v["score"]) for v in shown["earlier"]] == [
+        (0, "completeness", None), (0, "groundedness", 0.9)]
+    assert shown["costs"][0]["input_tokens"] == 24 and store.tokens_since(0) == 30  # both
+    assert store.backlog() == 0 and store.purge(older_than=2e9) == 1
+    assert store.show(first.trace_id) is None
+    store.close()
+
+
 def test_two_connections_claiming_at_once_never_take_the_same_turn(where: Path | str) -> None:
     """Two workers under one replica name (two connections at once): every turn claimed once."""
     Store(where).enqueue_many([(turn(n), "rate", 1.0) for n in range(1, 301)])

@@ -206,11 +206,13 @@ class JudgeStage:
             if self.store_redaction is not None:  # the store keeps the turn and verdicts redacted
                 kept, stored = await asyncio.to_thread(redact_judged, turn, results,
                                                        Redactor(self.store_redaction))
-                await self.store.complete(claimed.trace_id, stored, kept)
+                await self.store.complete(claimed.trace_id, stored, kept, turn.revision)
             else:
-                await self.store.complete(claimed.trace_id, results)
-        except NotClaimed:  # another replica stored the turn again and judges it: its verdicts
-            log.info("a turn was taken over by another replica; its verdicts are left to it")
+                await self.store.complete(claimed.trace_id, results, revision=turn.revision)
+        except NotClaimed:  # another replica stored the turn again and judges it, or late spans
+            # made a revision of it, judged next: the verdicts of what it was are not kept
+            log.info("a turn was taken over by another replica, or revised while judged; its "
+                     "verdicts are left to the next judgement")
             return
         try:
             self.on_verdicts(claimed.turn, claimed.probability, results)

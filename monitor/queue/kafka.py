@@ -254,7 +254,8 @@ class SampledTurnSource(GroupMember):
             await self._dead_letter(tp, message, str(exc))
             return
         trace_id = bytes.fromhex(sampled.turn.trace_id)
-        if trace_id in self.judged_before(tp):
+        # (a revision of a judged turn is new: the store tells a copy of it by its number)
+        if trace_id in self.judged_before(tp) and not sampled.turn.revision:
             self.telemetry.messages.labels("skipped").inc()
             self.tracker.add(tp, message.offset, set())
             return

@@ -223,6 +223,8 @@ class TurnPage:
     previous: str | None
     next: str | None
     feedback: str | None
+    revision: int = 0  # late spans changed the turn after it was judged
+    earlier: list[dict[str, Any]] = field(default_factory=list)  # the verdicts revisions before
 
 
 def _typed(verdict: dict[str, Any]) -> Verdict:
@@ -454,4 +456,7 @@ def turn_page(shown: dict[str, Any]) -> TurnPage:
         previous=conversation.get("previous"), next=conversation.get("next"),
         feedback=(f"{feedback['score']:+.1f}" + (f" “{feedback['comment']}”"
                                                   if feedback.get("comment") else ""))
-        if feedback else None)
+        if feedback else None,
+        revision=shown.get("revision") or 0,
+        earlier=[{**v, "value": value_text(v["label"], v["score"]),
+                  "tone": tone(v["label"], v["score"])} for v in shown.get("earlier", [])])

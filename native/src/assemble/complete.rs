@@ -6,7 +6,7 @@ use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PyTuple};
 
 use super::compose::{compose, Turn};
 use super::output::hex;
-use super::{Assembler, Pending};
+use super::{Assembler, Pending, Revision};
 use crate::facts::{truthy, SpanFacts};
 use crate::sample::Traits;
 use crate::HashMap;
@@ -21,6 +21,8 @@ pub struct TurnRecord {
     service: String,
     route: Option<String>,
     json: String,
+    /// 0 as first completed; each later one re-opened by late spans that changed it.
+    revision: u32,
 }
 
 #[pymethods]
@@ -59,6 +61,10 @@ pub struct Completed {
     no_answer: u64,
     /// completion reason -> turns.
     completions: Py<PyDict>,
+    /// Kept turns re-opened by late spans: passed on again as a revision (`revised`; not counted
+    /// above again), or left as judged (`unchanged`: nothing a judge reads changed).
+    revised: u64,
+    unchanged: u64,
     /// Bytes of the turns Python holds (passed on, recent): a record's JSON, a built turn's span
     /// facts as the assembler accounted them. The turn queue's byte bound counts it.
     size: usize,
@@ -80,12 +86,14 @@ pub struct Added {
 impl Assembler {
     /// The turns of traces taken out: composed, counted, decided on; recorded (or, with no
     /// sampler, built) where Python needs them. The backlog grows by each turn kept, as the
-    /// judge queue will.
+    /// judge queue will. A kept turn is held for late spans (`now`: None at shutdown); a
+    /// re-opened one is passed on again only if what a judge reads of it changed.
     pub(super) fn complete(
-        &self,
+        &mut self,
         py: Python<'_>,
         done: Vec<(Vec<u8>, Pending, &'static str)>,
         backlog: i64,
+        now: Option<f64>,
     ) -> PyResult<Completed> {
         let sampler = self.sampler.as_ref().map(|s| s.get());
         let (passed, recent, trace_ids) = (PyList::empty(py), PyList::empty(py), PyList::empty(py));
@@ -97,11 +105,36 @@ impl Assembler {
         let (mut kept, mut not_sampled, mut no_question, mut no_answer) = (0i64, 0, 0, 0);
         let mut size = 0;
         let mut completions: Vec<(&str, u64)> = Vec::new();
+        let (mut revised, mut unchanged) = (0, 0);
+        let mut to_hold: Vec<(usize, Revision)> = Vec::new();
         let spans: Vec<Vec<PyRef<'_, SpanFacts>>> =
             done.iter().map(|(_, pending, _)| pending.spans.iter().map(|s| s.borrow(py)).collect()).collect();
         let recent_from = done.len().saturating_sub(self.recent);
         for (n, ((trace_id, pending, reason), spans)) in done.iter().zip(&spans).enumerate() {
-            let turn = compose(trace_id, spans.iter().map(|s| &**s).collect(), reason);
+            let mut turn = compose(trace_id, spans.iter().map(|s| &**s).collect(), reason);
+            if let Some(before) = pending.revision {
+                let digest = turn.judged_digest();
+                trace_ids.append(PyBytes::new(py, trace_id))?;
+                if digest == before.digest {
+                    unchanged += 1;
+                    to_hold.push((n, before));
+                    continue;
+                }
+                revised += 1;
+                let revision = Revision { number: before.number + 1, digest, ..before };
+                turn.revision = revision.number;
+                let passed_turn = if sampler.is_some() {
+                    let record = record(py, &turn)?;
+                    size += record.borrow().json.len();
+                    record.into_any()
+                } else {
+                    size += pending.size;
+                    turn.to_py(py)?
+                };
+                passed.append((passed_turn, revision.reason, revision.probability))?;
+                to_hold.push((n, revision));
+                continue;
+            }
             let key = (turn.service, turn.route);
             let at = *index.entry(key).or_insert_with(|| {
                 received.push((key, [0; TURN_COUNTS], Vec::new()));
@@ -139,20 +172,16 @@ impl Assembler {
             };
             trace_ids.append(PyBytes::new(py, trace_id))?;
             let record = if (keep && sampler.is_some()) || n >= recent_from {
-                let json = turn.to_json();
-                size += json.len();
-                Some(Bound::new(
-                    py,
-                    TurnRecord {
-                        trace_id: hex(trace_id),
-                        service: turn.service.to_string(),
-                        route: turn.route.map(str::to_string),
-                        json,
-                    },
-                )?)
+                let record = record(py, &turn)?;
+                size += record.borrow().json.len();
+                Some(record)
             } else {
                 None
             };
+            if keep {
+                let digest = turn.judged_digest();
+                to_hold.push((n, Revision { number: 0, digest, reason: why, probability }));
+            }
             if !keep {
                 not_sampled += 1;
             } else if sampler.is_some() {
@@ -171,6 +200,15 @@ impl Assembler {
             received_py.set_item((service, route), counts.to_vec())?;
             steps_py.set_item((service, route), steps)?;
         }
+        drop(spans);
+        if let Some(now) = now {
+            let mut to_hold = to_hold.into_iter().peekable();
+            for (n, (trace_id, pending, _)) in done.into_iter().enumerate() {
+                if let Some((_, revision)) = to_hold.next_if(|(at, _)| *at == n) {
+                    self.hold(trace_id, pending, revision, now);
+                }
+            }
+        }
         Ok(Completed {
             passed: passed.unbind(),
             recent: recent.unbind(),
@@ -182,9 +220,24 @@ impl Assembler {
             no_question,
             no_answer,
             completions: completions.into_py_dict(py)?.unbind(),
+            revised,
+            unchanged,
             size,
         })
     }
+}
+
+fn record<'py>(py: Python<'py>, turn: &Turn) -> PyResult<Bound<'py, TurnRecord>> {
+    Bound::new(
+        py,
+        TurnRecord {
+            trace_id: hex(turn.trace_id),
+            service: turn.service.to_string(),
+            route: turn.route.map(str::to_string),
+            json: turn.to_json(),
+            revision: turn.revision,
+        },
+    )
 }
 
 type Key<'a> = (&'a str, Option<&'a str>); // a turn's service and route

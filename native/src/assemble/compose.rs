@@ -157,6 +157,7 @@ pub struct Turn<'a> {
     pub(super) conventions: Vec<&'a str>,
     pub(super) completion: &'a str,
     pub(super) sources: Sources<'a>,
+    pub(super) revision: u32, // 0; a kept turn re-opened by late spans counts up
 }
 
 pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a str) -> Turn<'a> {
@@ -244,5 +245,6 @@ pub fn compose<'a>(trace_id: &'a [u8], mut spans: Vec<Span<'a>>, completion: &'a
         conventions,
         completion,
         sources,
+        revision: 0,
     }
 }

@@ -30,7 +30,28 @@ struct Pending {
     spans: Vec<Py<SpanFacts>>,      // in order of arrival
     index: HashMap<Vec<u8>, usize>, // span id -> its place in `spans`
     root_seen: bool,
-    size: usize, // accounted bytes of its span facts
+    size: usize,                // accounted bytes of its span facts
+    revision: Option<Revision>, // a held turn re-opened by late spans: what was passed on last
+}
+
+/// What was passed on of a kept turn: a late span that changes what a judge reads of it makes
+/// the next revision, kept as it was (the sampler is not asked again).
+#[derive(Clone, Copy)]
+pub(super) struct Revision {
+    pub(super) number: u32, // 0: as first completed
+    pub(super) digest: u64, // of what a judge reads (Turn::judged_digest)
+    pub(super) reason: &'static str,
+    pub(super) probability: f64,
+}
+
+/// A kept turn's spans, held `revise_within_s` after it completed, within `max_held_size`.
+struct Held {
+    seq: u64, // its place in `held_order`
+    until: f64,
+    spans: Vec<Py<SpanFacts>>,
+    index: HashMap<Vec<u8>, usize>,
+    size: usize,
+    revision: Revision,
 }
 
 /// Turns being assembled and the traces recently completed, bounded.
@@ -49,6 +70,12 @@ pub struct Assembler {
     root_deadlines: VecDeque<(f64, Vec<u8>)>, // the grace is constant: sorted
     completed: HashMap<Vec<u8>, u64>,
     completed_order: VecDeque<(u64, Vec<u8>)>,
+    revise_within_s: f64,
+    max_held_size: usize,
+    held: HashMap<Vec<u8>, Held>,
+    held_order: VecDeque<(u64, Vec<u8>)>, // oldest first, as `order`; the window is constant
+    #[pyo3(get)]
+    held_size: usize,
     seq: u64,
     #[pyo3(get)]
     span_count: usize,
@@ -62,7 +89,8 @@ pub struct Assembler {
 impl Assembler {
     #[new]
     #[pyo3(signature = (*, max_traces, max_spans, max_spans_per_trace, max_size, root_grace_s,
-                        decision_wait_s, remember_completed, recent = 0, sampler = None))]
+                        decision_wait_s, remember_completed, recent = 0, sampler = None,
+                        revise_within_s = 0.0, max_held_size = 0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         max_traces: usize,
@@ -74,6 +102,8 @@ impl Assembler {
         remember_completed: usize,
         recent: usize,
         sampler: Option<Py<TurnSampler>>,
+        revise_within_s: f64,
+        max_held_size: usize,
     ) -> Self {
         Assembler {
             max_traces,
@@ -88,6 +118,11 @@ impl Assembler {
             root_deadlines: VecDeque::new(),
             completed: HashMap::default(),
             completed_order: VecDeque::new(),
+            revise_within_s,
+            max_held_size,
+            held: HashMap::default(),
+            held_order: VecDeque::new(),
+            held_size: 0,
             seq: 0,
             span_count: 0,
             size: 0,
@@ -116,23 +151,40 @@ impl Assembler {
             let f = item.borrow();
             let trace_id = &f.trace_id;
             if !self.pending.contains_key(trace_id) {
-                if self.completed.contains_key(trace_id) {
+                let held = self.release_held(trace_id).filter(|held| held.until > now);
+                if held.is_none() && self.completed.contains_key(trace_id) {
                     late += 1;
                     continue;
                 }
                 self.seq += 1;
                 self.order.push_back((self.seq, trace_id.clone()));
-                self.pending.insert(
-                    trace_id.clone(),
-                    Pending {
+                let pending = match held {
+                    // Completed again a root grace after its first late span, as a turn is.
+                    Some(held) => {
+                        self.span_count += held.spans.len();
+                        self.size += held.size;
+                        self.root_deadlines.push_back((now + self.root_grace_s, trace_id.clone()));
+                        Pending {
+                            seq: self.seq,
+                            first_seen: now,
+                            spans: held.spans,
+                            index: held.index,
+                            root_seen: true,
+                            size: held.size,
+                            revision: Some(held.revision),
+                        }
+                    }
+                    None => Pending {
                         seq: self.seq,
                         first_seen: now,
                         spans: Vec::new(),
                         index: HashMap::default(),
                         root_seen: false,
                         size: 0,
+                        revision: None,
                     },
-                );
+                };
+                self.pending.insert(trace_id.clone(), pending);
             }
             let pending = self.pending.get_mut(trace_id).expect("inserted above");
             let known = pending.index.get(&f.span_id).copied();
@@ -173,7 +225,7 @@ impl Assembler {
             evicted.push(limit);
             flushed.push(self.take(oldest, "evicted"));
         }
-        let flushed = Py::new(py, self.complete(py, flushed, backlog)?)?;
+        let flushed = Py::new(py, self.complete(py, flushed, backlog, Some(now))?)?;
         Ok(Added { flushed, late, too_large, evicted })
     }
 
@@ -193,7 +245,18 @@ impl Assembler {
             }
             done.push(self.take(oldest, "decision_wait"));
         }
-        self.complete(py, done, backlog)
+        while let Some((seq, trace_id)) = self.held_order.front() {
+            match self.held.get(trace_id) {
+                Some(held) if held.seq == *seq && held.until > now => break,
+                Some(held) if held.seq == *seq => {
+                    let trace_id = trace_id.clone();
+                    self.release_held(&trace_id);
+                }
+                _ => {}
+            }
+            self.held_order.pop_front();
+        }
+        self.complete(py, done, backlog, Some(now))
     }
 
     /// Drop turns being assembled without completing them (their source will re-send), and
@@ -203,6 +266,7 @@ impl Assembler {
         for trace_id in trace_ids.try_iter()? {
             let trace_id: Vec<u8> = trace_id?.extract()?;
             self.completed.remove(&trace_id);
+            self.release_held(&trace_id);
             if let Some(pending) = self.pending.remove(&trace_id) {
                 self.span_count -= pending.spans.len();
                 self.size -= pending.size;
@@ -218,7 +282,7 @@ impl Assembler {
         while let Some(oldest) = self.oldest() {
             done.push(self.take(oldest, "shutdown"));
         }
-        self.complete(py, done, backlog)
+        self.complete(py, done, backlog, None)
     }
 }
 
@@ -267,5 +331,43 @@ impl Assembler {
             }
         }
         (trace_id, pending, reason)
+    }
+
+    /// Hold a kept turn's spans for late spans, the oldest let go beyond `max_held_size`.
+    fn hold(&mut self, trace_id: Vec<u8>, pending: Pending, revision: Revision, now: f64) {
+        if self.revise_within_s <= 0.0 {
+            return;
+        }
+        self.seq += 1;
+        self.held_order.push_back((self.seq, trace_id.clone()));
+        self.held_size += pending.size;
+        let held = Held {
+            seq: self.seq,
+            until: now + self.revise_within_s,
+            spans: pending.spans,
+            index: pending.index,
+            size: pending.size,
+            revision,
+        };
+        if let Some(before) = self.held.insert(trace_id, held) {
+            self.held_size -= before.size;
+        }
+        while self.held_size > self.max_held_size {
+            let Some((seq, oldest)) = self.held_order.pop_front() else { break };
+            if self.held.get(&oldest).is_some_and(|h| h.seq == seq) {
+                self.release_held(&oldest);
+            }
+        }
+        if self.held_order.len() > 2 * self.held.len() + 64 {
+            let held = &self.held;
+            self.held_order.retain(|(seq, t)| held.get(t).is_some_and(|h| h.seq == *seq));
+        }
+    }
+
+    /// A held turn let go: returned while its window is open, for a late span to re-open it.
+    fn release_held(&mut self, trace_id: &[u8]) -> Option<Held> {
+        let held = self.held.remove(trace_id)?;
+        self.held_size -= held.size;
+        Some(held)
     }
 }

@@ -2,6 +2,9 @@
 //! monitor.model.AssistantTurn, each writing AssistantTurn's fields in declaration order
 //! (tests/test_conventions.py holds both to AssistantTurn's fields).
 
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString};
@@ -250,8 +253,30 @@ impl Turn<'_> {
             }
             o.push(']');
         }
-        o.push_str("}}");
+        o.push_str(&format!("}},\"revision\":{}}}", self.revision));
         out
+    }
+
+    /// A hash of what a judge reads of the turn: its question, documents, answer, error, tool
+    /// calls and steps; not timing, tokens or feedback. A late span that leaves it alone does
+    /// not make a revision.
+    pub fn judged_digest(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        (self.question, self.answer, self.error).hash(&mut h);
+        for doc in &self.documents {
+            (&doc.id, &doc.content).hash(&mut h);
+        }
+        let mut json = String::new();
+        for call in &self.tool_calls {
+            json.clear();
+            call.arguments.write_pydantic_json(&mut json);
+            call.result.write_pydantic_json(&mut json);
+            (&call.name, &call.error, &json).hash(&mut h);
+        }
+        for step in &self.steps {
+            (step.kind, step.name(&self.tool_calls), step.error(&self.tool_calls)).hash(&mut h);
+        }
+        h.finish()
     }
 
     /// The monitor.model.AssistantTurn.
@@ -301,6 +326,7 @@ impl Turn<'_> {
         set(intern!(py, "conventions"), PyList::new(py, &self.conventions)?.into_any())?;
         set(intern!(py, "completion"), self.completion.into_pyobject(py)?.into_any())?;
         set(intern!(py, "sources"), self.sources.to_py(py)?.into_any())?;
+        set(intern!(py, "revision"), self.revision.into_pyobject(py)?.into_any())?;
         construct(models(py)?.turn.bind(py), values, given)
     }
 }
