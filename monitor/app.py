@@ -22,8 +22,9 @@ import contextlib
 import gc
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry
 
@@ -47,6 +48,7 @@ from monitor.model import AssistantTurn, SampledConsumer, TurnConsumer
 from monitor.pipeline import PassAll, TurnPipeline
 from monitor.queue.kafka import JudgeQueueTelemetry, SampledTurnPublisher, SampledTurnSource
 from monitor.sample.stage import SamplingStage
+from monitor.sessions import Closed, Outcome, Session
 from monitor.store import Store, ThreadedStore
 from monitor.telemetry import Metrics
 from monitor.verdict import JudgeResult
@@ -57,6 +59,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RETENTION_EVERY_S = 3600.0
+SESSIONS_WAITING = 10_000  # closed sessions waiting to be written to the store; the oldest go
+SESSIONS_EVERY_S = 1.0
 HUMAN_AGREEMENT_EVERY_S = 30.0  # people's corrections into assistant_judge_human_agreement
 RESTART_PAUSE_S = (1.0, 30.0)  # a failed background task restarts after 1 s, doubling to 30 s
 
@@ -140,9 +144,11 @@ class Sidecar:
             directory = settings.wal.directory or settings.store.path.with_name(
                 settings.store.path.name + ".ingest-wal")
             self.wal = WriteAheadLog(directory, settings.wal, self.metrics)
+        # closed sessions, for the store's sessions page (the session-store task writes them)
+        self._closed_sessions: deque[dict[str, Any]] = deque(maxlen=SESSIONS_WAITING)
         self.pipeline = pipeline = TurnPipeline(
             settings, self.metrics, self.downstream, self.recent, decoder, self.wal, self.services,
-            self.routes)
+            self.routes, session_closed=self._session_closed if self.store is not None else None)
         self.grpc = (GrpcReceiver(receivers.grpc, receivers.tls, Intake(
             "grpc", decoder, pipeline, self.metrics, token=token)) if grpc else None)
         self.http = (HttpReceiver(receivers.http, receivers.tls, Intake(
@@ -208,7 +214,8 @@ class Sidecar:
             if self.canary is not None:
                 tasks.append(("judge-canary", self.canary.run))
             if self.store is not None:
-                tasks.append(("human-agreement", self._human_agreement))
+                tasks += [("human-agreement", self._human_agreement),
+                          ("session-store", self._store_sessions)]
             self._tasks = [asyncio.create_task(self._supervise(name, run), name=name)
                            for name, run in tasks]
             self.pipeline.accepting = True
@@ -248,6 +255,7 @@ class Sidecar:
         if self.evaluations is not None:  # flushes, bounded by its exporter's timeout
             await asyncio.to_thread(self.evaluations.shutdown)
         if self.store is not None:
+            await self._write_sessions()
             await self.store.close()
             self.store = None
         if self.wal is not None:
@@ -310,6 +318,25 @@ class Sidecar:
         while True:
             await self.refresh_human_agreement()
             await asyncio.sleep(HUMAN_AGREEMENT_EVERY_S)
+
+    def _session_closed(self, session: Session, closed: Closed, outcome: Outcome) -> None:
+        self._closed_sessions.append({
+            "conversation_id": session.conversation_id, "service": session.service,
+            "route": session.route, "outcome": outcome, "closed": closed, "turns": session.turns,
+            "turns_to_resolution": session.resolved_at if outcome == "resolved" else None,
+            "rephrasings": session.rephrasings, "negative_feedback": session.negative_feedback,
+            "person_requests": session.person_requests, "closed_at": time.time()})
+
+    async def _store_sessions(self) -> None:
+        while True:
+            await self._write_sessions()
+            await asyncio.sleep(SESSIONS_EVERY_S)
+
+    async def _write_sessions(self) -> None:
+        while self._closed_sessions and self.store is not None:
+            batch = [self._closed_sessions.popleft()
+                     for _ in range(min(500, len(self._closed_sessions)))]
+            await self.store.add_sessions(batch)
 
     async def _retention(self) -> None:
         while True:

@@ -32,11 +32,12 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, get_args
 
 from monitor.config import Settings, load_settings
 from monitor.errors import ConfigError
 from monitor.judge_metrics import JUDGE_METRICS, LABELS, METRICS, SCORED
+from monitor.sessions import Outcome
 
 log = logging.getLogger("monitor")
 
@@ -320,7 +321,7 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
     console = Console() if sys.stdout.isatty() else Console(width=1000)
     if args.action == "list":
         rows = store.list_turns(args.limit, args.state, args.route, args.metric, args.below,
-                                args.failed_tools)
+                                args.failed_tools, conversation=args.conversation)
         if args.json:
             print(json.dumps(rows, indent=2))
         elif rows:
@@ -330,6 +331,14 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
                 console.print(note, style="dim")
         else:
             print("no stored turn matches", file=sys.stderr)
+    elif args.action == "sessions":
+        sessions = store.list_sessions(args.limit, args.outcome)
+        if args.json:
+            print(json.dumps(sessions, indent=2))
+        elif sessions:
+            console.print(verdicts_view.sessions_table(sessions))
+        else:
+            print("no closed session matches", file=sys.stderr)
     elif args.action == "show":
         try:
             trace_id = verdicts_view.find_trace_id(store, args.trace_id)
@@ -485,7 +494,8 @@ CONFIG_HELP = "YAML configuration file (default: $ASSISTANT_MONITOR_CONFIG, else
 def _verdicts_parser(sub: Any) -> None:
     verdicts = sub.add_parser("verdicts", help="read the local verdict store (store.path)",
                               description="Read the local verdict store back: list turns with "
-                                          "their verdicts, show one, export the failing ones.")
+                                          "their verdicts, show one, list closed sessions, "
+                                          "export the failing ones.")
     actions = verdicts.add_subparsers(dest="action", required=True, metavar="ACTION")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", help=CONFIG_HELP + "; it names store.path")
@@ -501,8 +511,15 @@ def _verdicts_parser(sub: Any) -> None:
     listing.add_argument("--failed-tools", action="store_true",
                          help="only turns with a failed tool call (the tool column shows its "
                               "error)")
+    listing.add_argument("--conversation", metavar="ID",
+                         help="only the turns of this conversation (from `verdicts sessions`)")
     listing.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
     listing.add_argument("--json", action="store_true", help="print the rows as JSON")
+    sessions = actions.add_parser("sessions", parents=[common],
+                                  help="the sessions closed last, with their local outcome")
+    sessions.add_argument("--outcome", choices=get_args(Outcome), help="only this outcome")
+    sessions.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    sessions.add_argument("--json", action="store_true", help="print the rows as JSON")
     show = actions.add_parser("show", parents=[common],
                               help="one turn: question, documents, claims, verdicts, rationales")
     show.add_argument("trace_id", metavar="TRACE_ID",

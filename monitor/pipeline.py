@@ -35,7 +35,7 @@ from monitor.ingest.kafka_source import KafkaSource
 from monitor.ingest.otlp import Batch, Format, OtlpDecoder
 from monitor.ingest.wal import WriteAheadLog
 from monitor.model import AssistantTurn, Sampled, SampledConsumer, TurnConsumer
-from monitor.sessions import SessionTracker
+from monitor.sessions import SessionClosed, SessionTracker
 from monitor.telemetry import Metrics
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,9 @@ class PassAll:
 class TurnPipeline:
     def __init__(self, settings: Settings, metrics: Metrics, downstream: SampledConsumer,
                  recent: RecentTurns, decoder: OtlpDecoder, wal: WriteAheadLog | None,
-                 services: LabelGuard, routes: LabelGuard) -> None:
+                 services: LabelGuard, routes: LabelGuard,
+                 session_closed: SessionClosed | None = None) -> None:
+        """`session_closed`: called with each session closed idle or ended, and its outcome."""
         self.settings = settings
         self.metrics = metrics
         self.assembler = TurnAssembler(settings.assembly, metrics, recent=recent.size,
@@ -77,7 +79,8 @@ class TurnPipeline:
         self.wal = wal
         self.services = services
         self.routes = routes
-        self.sessions = SessionTracker(settings.sessions, metrics, services, routes)
+        self.sessions = SessionTracker(settings.sessions, metrics, services, routes,
+                                       session_closed)
         self.kafka: KafkaSource | None = None  # set once built: it feeds this pipeline
         self.accepting = False
         self.waiting: deque[Completed] = deque()  # turns completed, waiting to be passed on

@@ -176,12 +176,15 @@ class SessionTelemetry:
                                    "(accounted; bounded by sessions.max_mib).", registry=r)
 
 
+SessionClosed = Callable[[Session, Closed, Outcome], None]
+
+
 class SessionTracker:
     """Open sessions, bounded in count and bytes; `closed` gets each session as it closes."""
 
     def __init__(self, settings: SessionSettings, telemetry: SessionTelemetry,
                  services: Callable[[str | None], str], routes: Callable[[str | None], str],
-                 closed: Callable[[Session, Closed, Outcome], None] | None = None) -> None:
+                 closed: SessionClosed | None = None) -> None:
         """`closed`: called with each session closed idle or ended, and its outcome."""
         self.settings = settings
         self.telemetry = telemetry

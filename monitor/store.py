@@ -62,8 +62,8 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 3
 
-# The tables (verdict_revisions since version 3; the others as they were before the schema had
-# versions). {serial}, {text} and {real} are each database's types: PostgreSQL's `real` is single
+# The tables (verdict_revisions and sessions since version 3; the others as they were before the
+# schema had versions). {serial}, {text} and {real} are each database's types: PostgreSQL's `real` is single
 # precision, and its text compares and sorts byte by byte here (COLLATE "C") as SQLite's does,
 # whatever the database's locale.
 TABLES = (
@@ -114,6 +114,20 @@ TABLES = (
     verdicts_json TEXT NOT NULL,         -- its verdicts as `show` gives them
     PRIMARY KEY (trace_id, revision)
 )""",
+    """CREATE TABLE IF NOT EXISTS sessions (  -- closed conversations and their local outcome
+    id {serial},
+    conversation_id {text} NOT NULL,
+    service {text} NOT NULL,
+    route {text},
+    outcome {text} NOT NULL,             -- resolved | unresolved | escalated | abandoned | unjudged
+    closed {text} NOT NULL,              -- idle | ended
+    turns INTEGER NOT NULL,
+    turns_to_resolution INTEGER,
+    rephrasings INTEGER NOT NULL,
+    negative_feedback INTEGER NOT NULL,
+    person_requests INTEGER NOT NULL,
+    closed_at {real} NOT NULL
+)""",
     """CREATE TABLE IF NOT EXISTS judge_costs (
     trace_id {text} NOT NULL,
     judge {text} NOT NULL,
@@ -141,6 +155,7 @@ INDEXES = (
     "CREATE INDEX IF NOT EXISTS turns_by_replica ON turns (replica, state, seq)",
     "CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation_id, seq)",
     "CREATE INDEX IF NOT EXISTS corrections_by_turn ON corrections (trace_id)",
+    "CREATE INDEX IF NOT EXISTS sessions_by_time ON sessions (closed_at)",
 )
 _WAITING = "state IN ('pending', 'judging')"
 
@@ -667,11 +682,12 @@ class Store:
                    metric: str | None = None, below: float | None = None,
                    failed_tools: bool = False, since: float | None = None,
                    until: float | None = None, service: str | None = None,
-                   label: str | None = None) -> list[dict[str, Any]]:
+                   label: str | None = None, conversation: str | None = None
+                   ) -> list[dict[str, Any]]:
         """The newest stored turns matching the filters (`route`: "route" or "service/route",
         `service`; a `metric` verdict, with a score below `below` or this `label`; received in
-        [`since`, `until`]), each with {metric: (label, score)} and its tool calls ({name,
-        error})."""
+        [`since`, `until`]; of a `conversation`), each with {metric: (label, score)} and its tool
+        calls ({name, error})."""
         where: list[str]
         args: list[str | float]
         where, args = [], []
@@ -686,6 +702,9 @@ class Store:
         if service:
             where.append("t.service = ?")
             args.append(service)
+        if conversation:
+            where.append("t.conversation_id = ?")
+            args.append(conversation)
         if metric:
             verdict, verdict_args = "v.metric = ?", [metric]
             if below is not None:
@@ -740,6 +759,33 @@ class Store:
         shown["corrections"] = self.corrections(trace_id)
         shown["conversation"] = self._neighbours(row["conversation_id"], row["seq"])
         return shown
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def add_sessions(self, sessions: Sequence[dict[str, Any]]) -> None:
+        """Closed sessions, each a dict of the `sessions` table's columns but `id`."""
+        if not sessions:
+            return
+        columns = tuple(sessions[0])
+        with self._transaction():
+            self.db.executemany(f"INSERT INTO sessions ({', '.join(columns)}) VALUES"
+                                f" ({_marks(columns)})",
+                                [tuple(session[c] for c in columns) for session in sessions])
+
+    def list_sessions(self, limit: int = 50, outcome: str | None = None,
+                      service: str | None = None) -> list[dict[str, Any]]:
+        """The sessions closed last (with this `outcome`, of this `service`), newest first,
+        each with `stored`: how many of its conversation's turns the store holds."""
+        where, args = [], []
+        for column, value in (("outcome", outcome), ("service", service)):
+            if value:
+                where.append(f"s.{column} = ?")
+                args.append(value)
+        query = ("SELECT s.*, (SELECT count(*) FROM turns t WHERE t.conversation_id ="
+                 " s.conversation_id) AS stored FROM sessions s"
+                 + (" WHERE " + " AND ".join(where) if where else "")
+                 + " ORDER BY s.closed_at DESC, s.id DESC LIMIT ?")
+        return [dict(row) for row in self.db.execute(query, (*args, limit))]
 
     def _verdicts(self, trace_id: str) -> list[dict[str, Any]]:
         verdicts = [{**dict(v), "details": json.loads(v["details_json"])}
@@ -811,6 +857,7 @@ class Store:
         total = 0
         while purged := self.purge_batch(older_than, batch):
             total += purged
+        self.db.execute("DELETE FROM sessions WHERE closed_at < ?", (older_than,))
         return total
 
     def purge_batch(self, older_than: float, limit: int) -> int:
@@ -933,6 +980,12 @@ class ThreadedStore:
 
     async def corrections(self, trace_id: str | None = None) -> list[dict[str, Any]]:
         return await self._run(self.sync.corrections, trace_id)
+
+    async def add_sessions(self, sessions: Sequence[dict[str, Any]]) -> None:
+        await self._run(self.sync.add_sessions, sessions)
+
+    async def list_sessions(self, **filters: Any) -> list[dict[str, Any]]:
+        return await self._run(partial(self.sync.list_sessions, **filters))
 
     async def purge(self, older_than: float, batch: int = 500) -> int:
         """`Store.purge`, one batch a call on the store's thread: judging goes on between them."""

@@ -267,4 +267,21 @@ def turn_report(shown: dict[str, Any]) -> Group:
     return Group(*parts)
 
 
-__all__ = ["find_trace_id", "fitted_table", "iso", "turn_report", "turns_table"]
+def sessions_table(rows: list[dict[str, Any]]) -> Table:
+    """Closed sessions, newest first: outcome, turns, frustration, the turns stored of each."""
+    table = Table(box=None, pad_edge=False)
+    for name in ("closed (UTC)", "conversation", "service/route", "outcome", "turns",
+                 "to resolution", "rephrasings", "negative", "asked for a person", "stored"):
+        table.add_column(name, justify="right" if name in ("turns", "stored") else "left")
+    for r in rows:
+        outcome = Text(r["outcome"], style="green" if r["outcome"] == "resolved" else
+                       "dim" if r["outcome"] == "unjudged" else "red")
+        table.add_row(f"{iso(r['closed_at'])} ({r['closed']})", r["conversation_id"],
+                      f"{r['service']}/{r['route'] or '-'}", outcome, str(r["turns"]),
+                      str(r["turns_to_resolution"] or "-"), str(r["rephrasings"]),
+                      str(r["negative_feedback"]), str(r["person_requests"]), str(r["stored"]))
+    return table
+
+
+__all__ = ["find_trace_id", "fitted_table", "iso", "sessions_table", "turn_report",
+           "turns_table"]

@@ -7,6 +7,8 @@ import json
 import re
 import sqlite3
 import subprocess
+import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -281,3 +283,45 @@ def test_a_late_span_that_changes_a_judged_turn_has_it_judged_again(sidecar: Run
         html = page.read().decode()
     assert '<dd id="revision">1: late spans changed the turn' in html
     assert "Verdicts of earlier revisions" in html and "revision 0 · groundedness" in html
+
+
+def test_a_closed_session_is_listed_with_its_outcome_and_leads_to_its_turns(
+        sidecar: RunningSidecar, tmp_path: Path) -> None:
+    """A chat the app ends after the user asked for a person: the sessions page and `verdicts
+    sessions` list it as escalated, and its stored turns are one link away."""
+    provider = traffic.exporting_to(sidecar.grpc_endpoint, "shop-bot")
+    tracer = provider.get_tracer("chat")
+    for question, answer, end in (
+            ("My card was charged twice for order 7.", "One of the two charges is a hold; it "
+             "drops within 3 days.", False),
+            ("That is not it. Let me talk to a human please.", "I am handing you to an agent.",
+             True)):
+        with tracer.start_as_current_span("turn"):
+            record.question(question, route="billing")
+            record.session("chat-77", end=end)
+            record.answer(answer)
+    provider.shutdown()
+
+    def page(path: str) -> str:
+        with urllib.request.urlopen(f"{sidecar.admin_url}{path}", timeout=10) as response:
+            return str(response.read().decode())
+
+    link = '<a href="/ui/turns?conversation=chat-77">2</a>'
+    wait_until(lambda: link in page("/ui/sessions"), what="the session and its 2 stored turns")
+    row = page("/ui/sessions?outcome=escalated").split('<td class="mono">chat-77</td>')[1]
+    assert '<td class="bad">escalated</td>' in row.split("</tr>")[0]
+    assert "chat-77" not in page("/ui/sessions?outcome=resolved")
+    turns = page("/ui/turns?conversation=chat-77")
+    assert len(re.findall(r'<a href="/ui/turns/[0-9a-f]{32}"', turns)) == 2
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        page("/ui/sessions?outcome=happy")
+    assert refused.value.code == 400 and "is not one of resolved" in refused.value.read().decode()
+
+    config = tmp_path / "monitor.yaml"
+    config.write_text(f"store: {{path: '{sidecar.sidecar.settings.store.path}'}}\n")
+    listed = subprocess.run([sys.executable, "-m", "monitor", "verdicts", "sessions", "--outcome",
+                             "escalated", "--json", "--config", str(config)],
+                            capture_output=True, text=True, timeout=120, check=True)
+    [session] = json.loads(listed.stdout)
+    assert (session["conversation_id"], session["turns"], session["person_requests"],
+            session["closed"], session["stored"]) == ("chat-77", 2, 1, "ended", 2)

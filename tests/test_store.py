@@ -305,6 +305,33 @@ def test_a_later_revision_is_judged_again_and_the_earlier_verdicts_are_kept(
     store.close()
 
 
+def test_closed_sessions_are_listed_newest_first_with_their_stored_turns(
+        where: Path | str) -> None:
+    store = Store(where)
+    chat = turn(1).model_copy(update={"conversation_id": "chat-7"})
+    store.enqueue_many([(chat, "rate", 1.0), (turn(2), "rate", 1.0)])
+
+    def closed(conversation_id: str, outcome: str, at: float) -> dict[str, object]:
+        return {"conversation_id": conversation_id, "service": "bot", "route": "billing",
+                "outcome": outcome, "closed": "ended", "turns": 3,
+                "turns_to_resolution": 2 if outcome == "resolved" else None, "rephrasings": 1,
+                "negative_feedback": 0, "person_requests": int(outcome == "escalated"),
+                "closed_at": at}
+
+    store.add_sessions([closed("chat-7", "escalated", 100.0), closed("chat-8", "resolved", 200.0),
+                        closed("chat-9", "abandoned", 300.0)])
+    listed = store.list_sessions()
+    assert [(s["conversation_id"], s["outcome"], s["stored"]) for s in listed] == [
+        ("chat-9", "abandoned", 0), ("chat-8", "resolved", 0), ("chat-7", "escalated", 1)]
+    assert listed[1]["turns_to_resolution"] == 2 and listed[2]["person_requests"] == 1
+    assert [s["conversation_id"] for s in store.list_sessions(outcome="escalated")] == ["chat-7"]
+    assert store.list_sessions(service="another") == []
+    assert [t["trace_id"] for t in store.list_turns(conversation="chat-7")] == [chat.trace_id]
+    store.purge(older_than=250.0)  # retention: the sessions closed before the cut-off go
+    assert [s["conversation_id"] for s in store.list_sessions()] == ["chat-9"]
+    store.close()
+
+
 def test_two_connections_claiming_at_once_never_take_the_same_turn(where: Path | str) -> None:
     """Two workers under one replica name (two connections at once): every turn claimed once."""
     Store(where).enqueue_many([(turn(n), "rate", 1.0) for n in range(1, 301)])

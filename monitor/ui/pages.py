@@ -1,7 +1,9 @@
 """The on-call pages, an aiohttp application the admin server mounts at /ui.
 
-    GET  /ui/turns?route=&metric=&below=&from=&to=&limit=&failed_tools=   the worst turns
+    GET  /ui/turns?route=&metric=&below=&from=&to=&limit=&failed_tools=&conversation=
+                                                                             the worst turns
     GET  /ui/turns/<trace_id>                                                one turn, explained
+    GET  /ui/sessions?outcome=&service=&limit=                               closed sessions
     POST /ui/turns/<trace_id>/corrections                                    a person's word
     GET  /ui/login, POST /ui/login, POST /ui/logout                          the session cookie
     GET  /ui/static/style.css
@@ -20,7 +22,7 @@ import math
 import re
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any
+from typing import Any, get_args
 
 import jinja2
 from aiohttp import web
@@ -29,6 +31,7 @@ from yarl import URL
 from monitor.errors import Unauthenticated
 from monitor.ingest import check_bearer
 from monitor.judge_metrics import LABELS, METRICS
+from monitor.sessions import Outcome
 from monitor.store import Store, ThreadedStore
 from monitor.ui.security import (
     HEADERS,
@@ -48,7 +51,10 @@ LIMIT = 50  # turns a list shows by default
 MAX_LIMIT = 500
 ALL = {"", "*", ".*", "$__all", "All"}  # a Grafana variable set to all: no filter
 ALL_LABELS = tuple(dict.fromkeys(label for labels in LABELS.values() for label in labels))
-FILTERS = ("route", "service", "metric", "label", "below", "from", "to", "limit", "failed_tools")
+FILTERS = ("route", "service", "metric", "label", "below", "from", "to", "limit", "failed_tools",
+           "conversation")
+SESSION_FILTERS = ("outcome", "service", "limit")
+OUTCOMES = get_args(Outcome)
 StoreLike = Store | ThreadedStore
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # The request's session, set by the guard for the handler (the task's context: per request)
@@ -92,6 +98,7 @@ class Pages:
         app.router.add_get("/turns/{trace_id}", self._turn)
         app.router.add_post("/turns/{trace_id}/corrections", self._correct)
         app.router.add_get("/turns/{trace_id}/corrections", self._post_only)
+        app.router.add_get("/sessions", self._sessions)
         app.router.add_get("/login", self._login_form)
         app.router.add_post("/login", self._login)
         app.router.add_post("/logout", self._logout)
@@ -224,8 +231,27 @@ class Pages:
             "list_turns", limit=filters["limit"], route=filters["route"],
             service=filters["service"], metric=filters["metric"], label=filters["label"],
             below=filters["below"], failed_tools=filters["failed_tools"],
-            since=filters["since"], until=filters["until"])
+            since=filters["since"], until=filters["until"], conversation=filters["conversation"])
         return rows
+
+    async def _sessions(self, request: web.Request) -> web.Response:
+        form = {name: request.query.get(name, "").strip() for name in SESSION_FILTERS}
+        errors: list[str] = []
+        if form["outcome"] and form["outcome"] not in OUTCOMES:
+            errors.append(f"outcome {form['outcome']!r} is not one of {', '.join(OUTCOMES)}")
+        limit = _limit(form["limit"], errors)
+        rows: list[dict[str, Any]] = []
+        if not errors:
+            try:
+                rows = await self._call("list_sessions", limit=limit,
+                                        outcome=form["outcome"] or None,
+                                        service=None if form["service"] in ALL else form["service"])
+            except NoStore:
+                return self._no_store()
+        return self._page("sessions.html", 400 if errors else 200, title="Sessions", form=form,
+                          outcomes=OUTCOMES, errors=errors,
+                          rows=[{**row, "closed": iso(row["closed_at"]) + f" ({row['closed']})"}
+                                for row in rows])
 
     async def _turn(self, request: web.Request, status: int = 200,
                     error: str | None = None) -> web.Response:
@@ -387,15 +413,21 @@ def _filters(form: dict[str, str]) -> tuple[list[str], dict[str, Any]]:
             except ValueError:
                 errors.append(f"{name} must be Unix epoch milliseconds (Grafana's ${{__{name}}}"
                               f"); got {value!r}")
-    limit = LIMIT
-    if form["limit"].strip():
-        try:
-            limit = int(form["limit"])
-            if not 1 <= limit <= MAX_LIMIT:
-                raise ValueError
-        except ValueError:
-            errors.append(f"limit must be a whole number from 1 to {MAX_LIMIT}")
-    return errors, {"limit": limit, "route": route, "service": service, "metric": metric,
-                    "label": label, "below": below, "since": times["from"],
-                    "until": times["to"],
+    return errors, {"limit": _limit(form["limit"], errors), "route": route, "service": service,
+                    "metric": metric, "label": label, "below": below, "since": times["from"],
+                    "until": times["to"], "conversation": form["conversation"].strip() or None,
                     "failed_tools": form["failed_tools"] in ("1", "on", "true")}
+
+
+def _limit(value: str, errors: list[str]) -> int:
+    """A list's `limit` (LIMIT when empty); what is wrong with it goes into `errors`."""
+    if not value.strip():
+        return LIMIT
+    try:
+        limit = int(value)
+        if 1 <= limit <= MAX_LIMIT:
+            return limit
+    except ValueError:
+        pass
+    errors.append(f"limit must be a whole number from 1 to {MAX_LIMIT}")
+    return LIMIT
