@@ -40,7 +40,7 @@ from monitor.ingest.intake import Intake
 from monitor.ingest.kafka_source import KafkaSource
 from monitor.ingest.otlp import OtlpDecoder
 from monitor.ingest.wal import WriteAheadLog
-from monitor.judges.base import Judge
+from monitor.judges.base import Judge, JudgeError, JudgeUnavailable
 from monitor.judges.factory import build_judges
 from monitor.judges.redact import shared_analyzer
 from monitor.judges.stage import JudgeStage
@@ -55,12 +55,14 @@ from monitor.verdict import JudgeResult
 
 if TYPE_CHECKING:
     from monitor.canary import Canary
+    from monitor.judges.llm import LLMJudge
 
 log = logging.getLogger(__name__)
 
 RETENTION_EVERY_S = 3600.0
 SESSIONS_WAITING = 10_000  # closed sessions waiting to be written to the store; the oldest go
 SESSIONS_EVERY_S = 1.0
+SESSION_SETTLE_S = 5.0  # a session is judged this long after it closed: its last turns are stored
 HUMAN_AGREEMENT_EVERY_S = 30.0  # people's corrections into assistant_judge_human_agreement
 RESTART_PAUSE_S = (1.0, 30.0)  # a failed background task restarts after 1 s, doubling to 30 s
 
@@ -88,6 +90,7 @@ class Sidecar:
         self.services = LabelGuard(settings.labels.services, settings.labels.max_values)
         self.routes = LabelGuard(settings.labels.routes, settings.labels.max_values)
         self.store: ThreadedStore | None = None  # its database calls on a thread of its own
+        self.session_judge: LLMJudge | None = None  # reads closed sessions whole
         self.judging: JudgeStage | None = None
         self.evaluations: EvaluationExporter | None = None
         self.canary: Canary | None = None  # with LLM judges
@@ -97,6 +100,10 @@ class Sidecar:
         if downstream is None and queue.judges:
             if judges is None:
                 judges = build_judges(settings, self.metrics)
+            # The conversation judge: the first LLM judge (of a panel, its first endpoint).
+            self.session_judge = next((one for judge in judges
+                                       for one in getattr(judge, "judges", [judge])
+                                       if hasattr(one, "judge_session")), None)
             self.store = ThreadedStore(Store.open(settings.store))
             verdicts = VerdictMetrics(self.metrics, self.services, self.routes)
             drift = (DriftMonitor(settings.drift, self.metrics, self.services, self.routes)
@@ -216,6 +223,8 @@ class Sidecar:
             if self.store is not None:
                 tasks += [("human-agreement", self._human_agreement),
                           ("session-store", self._store_sessions)]
+            if self.store is not None and self.session_judge is not None:
+                tasks.append(("session-judge", self._judge_sessions))
             self._tasks = [asyncio.create_task(self._supervise(name, run), name=name)
                            for name, run in tasks]
             self.pipeline.accepting = True
@@ -325,7 +334,8 @@ class Sidecar:
             "route": session.route, "outcome": outcome, "closed": closed, "turns": session.turns,
             "turns_to_resolution": session.resolved_at if outcome == "resolved" else None,
             "rephrasings": session.rephrasings, "negative_feedback": session.negative_feedback,
-            "person_requests": session.person_requests, "closed_at": time.time()})
+            "person_requests": session.person_requests, "closed_at": time.time(),
+            "judge_state": "pending" if self.session_judge is not None else ""})
 
     async def _store_sessions(self) -> None:
         while True:
@@ -337,6 +347,33 @@ class Sidecar:
             batch = [self._closed_sessions.popleft()
                      for _ in range(min(500, len(self._closed_sessions)))]
             await self.store.add_sessions(batch)
+
+    async def _judge_sessions(self) -> None:
+        """Closed sessions whose turns the store holds, each read whole by the session judge."""
+        assert self.session_judge is not None
+        while self.store is not None:
+            session = await self.store.claim_session(time.time() - SESSION_SETTLE_S)
+            if session is None:
+                await asyncio.sleep(SESSIONS_EVERY_S)
+                continue
+            turns = await self.store.session_turns(session, session["closed_at"] + SESSION_SETTLE_S)
+            if not turns:  # none of its turns was sampled
+                await self.store.judged_session(session["id"], "no_turns")
+                continue
+            try:
+                verdict = await self.session_judge.judge_session(turns, session["closed"])
+            except JudgeUnavailable as exc:
+                await self.store.judged_session(session["id"], "pending")
+                await asyncio.sleep(exc.retry_after_s)
+                continue
+            except JudgeError as exc:  # the type only: its text may quote the conversation
+                log.warning("the session judge failed on a session: %s", type(exc).__name__)
+                await self.store.judged_session(session["id"], "failed")
+                continue
+            await self.store.judged_session(session["id"], "judged", verdict)
+            self.metrics.session_verdicts.labels(
+                session["service"], session["route"], verdict.judge, verdict.outcome,
+                verdict.frustration).inc()
 
     async def _retention(self) -> None:
         while True:

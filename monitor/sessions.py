@@ -165,6 +165,10 @@ class SessionTelemetry:
             "assistant_session_turns_to_resolution", "Turns up to the answer the user thanked "
             "or rated up, in resolved sessions (all traffic).", ["service", "route"],
             buckets=TURN_BUCKETS, registry=r)
+        self.session_verdicts = Counter(
+            "assistant_session_verdicts", "Closed sessions an LLM session judge read whole (their "
+            "stored turns), by its outcome and the user's frustration.",
+            ["service", "route", "judge", "outcome", "frustration"], registry=r)
         self.frustration = Counter(
             "assistant_session_frustration", "Frustration signals in sessions' turns: "
             "rephrasing, negative_feedback, person_request (all traffic).",

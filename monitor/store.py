@@ -53,7 +53,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from monitor.judge_metrics import LABELS
 from monitor.model import AssistantTurn, KeptTurn, Sampled, turn_json
-from monitor.verdict import JudgeResult
+from monitor.verdict import JudgeResult, SessionVerdict
 
 if TYPE_CHECKING:
     from monitor.config import StoreSettings
@@ -126,7 +126,15 @@ TABLES = (
     rephrasings INTEGER NOT NULL,
     negative_feedback INTEGER NOT NULL,
     person_requests INTEGER NOT NULL,
-    closed_at {real} NOT NULL
+    closed_at {real} NOT NULL,
+    replica {text} NOT NULL DEFAULT '',  -- the replica that followed it (and judges it)
+    -- an LLM session judge's: '' (none configured), pending, judging, judged, failed, no_turns
+    judge_state {text} NOT NULL DEFAULT '',
+    judge {text},
+    judged_outcome {text},               -- resolved | unresolved | escalated | abandoned
+    frustration {text},                  -- none | some | high
+    rationale TEXT,
+    judged_at {real}
 )""",
     """CREATE TABLE IF NOT EXISTS judge_costs (
     trace_id {text} NOT NULL,
@@ -156,6 +164,7 @@ INDEXES = (
     "CREATE INDEX IF NOT EXISTS turns_by_conversation ON turns (conversation_id, seq)",
     "CREATE INDEX IF NOT EXISTS corrections_by_turn ON corrections (trace_id)",
     "CREATE INDEX IF NOT EXISTS sessions_by_time ON sessions (closed_at)",
+    "CREATE INDEX IF NOT EXISTS sessions_by_state ON sessions (replica, judge_state, id)",
 )
 _WAITING = "state IN ('pending', 'judging')"
 
@@ -556,7 +565,10 @@ class Store:
             (turn_json(turn), turn.revision, self.replica, trace_id))
 
     def recover(self) -> int:
-        """At start-up: this replica's turns left `judging` by a crash go back to `pending`."""
+        """At start-up: this replica's turns (and sessions) left `judging` by a crash go back to
+        `pending`; how many turns."""
+        self.db.execute("UPDATE sessions SET judge_state = 'pending'"
+                        " WHERE replica = ? AND judge_state = 'judging'", (self.replica,))
         return int(self.db.execute("UPDATE turns SET state = 'pending'"
                                    " WHERE replica = ? AND state = 'judging'",
                                    (self.replica,)).rowcount)
@@ -763,14 +775,44 @@ class Store:
     # -- sessions --------------------------------------------------------------------------
 
     def add_sessions(self, sessions: Sequence[dict[str, Any]]) -> None:
-        """Closed sessions, each a dict of the `sessions` table's columns but `id`."""
+        """Closed sessions, each a dict of the `sessions` table's columns (`id`, the replica
+        and the judge's verdict left out), as this replica's."""
         if not sessions:
             return
-        columns = tuple(sessions[0])
+        columns = (*sessions[0], "replica")
         with self._transaction():
             self.db.executemany(f"INSERT INTO sessions ({', '.join(columns)}) VALUES"
                                 f" ({_marks(columns)})",
-                                [tuple(session[c] for c in columns) for session in sessions])
+                                [(*session.values(), self.replica) for session in sessions])
+
+    def claim_session(self, closed_before: float) -> dict[str, Any] | None:
+        """The oldest of this replica's sessions waiting for the session judge and closed
+        before `closed_before` (its last turns are stored by then), now `judging`."""
+        row = self.db.execute(
+            "UPDATE sessions SET judge_state = 'judging' WHERE id = (SELECT id FROM sessions"
+            " WHERE replica = ? AND judge_state = 'pending' AND closed_at < ? ORDER BY id"
+            f" LIMIT 1{self._sql.skip_locked}) AND judge_state = 'pending' RETURNING *",
+            (self.replica, closed_before)).fetchone()
+        return dict(row) if row is not None else None
+
+    def session_turns(self, session: dict[str, Any], until: float) -> list[AssistantTurn]:
+        """The stored turns of a claimed session: its conversation's last, up to its number
+        of turns, received before `until`; oldest first."""
+        rows = self.db.execute(
+            "SELECT turn_json FROM turns WHERE conversation_id = ? AND received_at < ?"
+            " ORDER BY seq DESC LIMIT ?", (session["conversation_id"], until,
+                                            session["turns"])).fetchall()
+        return [AssistantTurn.model_validate_json(row[0]) for row in reversed(rows)]
+
+    def judged_session(self, session_id: int, state: str, verdict: SessionVerdict | None = None
+                       ) -> None:
+        """A claimed session's judgement: judged with its `verdict`, failed, no_turns; or back
+        to pending (the judge is unavailable)."""
+        given = ((verdict.judge, verdict.outcome, verdict.frustration, verdict.reasoning,
+                  time.time()) if verdict is not None else (None,) * 5)
+        self.db.execute(
+            "UPDATE sessions SET judge_state = ?, judge = ?, judged_outcome = ?, frustration = ?,"
+            " rationale = ?, judged_at = ? WHERE id = ?", (state, *given, session_id))
 
     def list_sessions(self, limit: int = 50, outcome: str | None = None,
                       service: str | None = None) -> list[dict[str, Any]]:
@@ -983,6 +1025,16 @@ class ThreadedStore:
 
     async def add_sessions(self, sessions: Sequence[dict[str, Any]]) -> None:
         await self._run(self.sync.add_sessions, sessions)
+
+    async def claim_session(self, closed_before: float) -> dict[str, Any] | None:
+        return await self._run(self.sync.claim_session, closed_before)
+
+    async def session_turns(self, session: dict[str, Any], until: float) -> list[AssistantTurn]:
+        return await self._run(self.sync.session_turns, session, until)
+
+    async def judged_session(self, session_id: int, state: str,
+                             verdict: SessionVerdict | None = None) -> None:
+        await self._run(self.sync.judged_session, session_id, state, verdict)
 
     async def list_sessions(self, **filters: Any) -> list[dict[str, Any]]:
         return await self._run(partial(self.sync.list_sessions, **filters))

@@ -212,3 +212,16 @@ class JudgeResult:
 
     def get(self, metric: Metric) -> Verdict | None:
         return next((v for v in self.verdicts if v.metric == metric), None)
+
+
+@dataclass(frozen=True)
+class SessionVerdict:
+    """A whole conversation's verdict (the LLM session judge's), and what it cost."""
+
+    judge: str
+    outcome: str  # resolved | unresolved | escalated | abandoned
+    frustration: str  # none | some | high
+    reasoning: str
+    calls: int
+    input_tokens: int
+    output_tokens: int

@@ -271,15 +271,19 @@ def sessions_table(rows: list[dict[str, Any]]) -> Table:
     """Closed sessions, newest first: outcome, turns, frustration, the turns stored of each."""
     table = Table(box=None, pad_edge=False)
     for name in ("closed (UTC)", "conversation", "service/route", "outcome", "turns",
-                 "to resolution", "rephrasings", "negative", "asked for a person", "stored"):
+                 "to resolution", "rephrasings", "negative", "asked for a person", "LLM judge",
+                 "stored"):
         table.add_column(name, justify="right" if name in ("turns", "stored") else "left")
     for r in rows:
         outcome = Text(r["outcome"], style="green" if r["outcome"] == "resolved" else
                        "dim" if r["outcome"] == "unjudged" else "red")
+        judged = (f"{r['judged_outcome']}, frustration {r['frustration']}"
+                  if r["judge_state"] == "judged" else r["judge_state"] or "-")
         table.add_row(f"{iso(r['closed_at'])} ({r['closed']})", r["conversation_id"],
                       f"{r['service']}/{r['route'] or '-'}", outcome, str(r["turns"]),
                       str(r["turns_to_resolution"] or "-"), str(r["rephrasings"]),
-                      str(r["negative_feedback"]), str(r["person_requests"]), str(r["stored"]))
+                      str(r["negative_feedback"]), str(r["person_requests"]), judged,
+                      str(r["stored"]))
     return table
 
 

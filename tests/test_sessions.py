@@ -3,6 +3,10 @@ ended by the app or evicted, bounded in bytes; their local outcome and frustrati
 
 from __future__ import annotations
 
+import tempfile
+import urllib.request
+from pathlib import Path
+
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -13,7 +17,10 @@ from prometheus_client import CollectorRegistry
 from exporters import record
 from monitor.config import SessionSettings
 from monitor.sessions import SessionTelemetry, SessionTracker, SessionTurn
-from tests.conftest import RunningSidecar
+from tests import traffic
+from tests.conftest import RunningSidecar, scripted_llm_settings
+from tests.fakes.judge_model import judge_model
+from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.waiting import wait_until
 
 
@@ -152,3 +159,61 @@ def test_a_conversation_sent_with_the_sdk_is_followed_to_its_end(
                           closed="idle") == 1
     assert sidecar.metric("assistant_session_turns_sum", service="shop-bot",
                           route="support") == 4
+
+
+@pytest.mark.integration
+def test_the_llm_session_judge_reads_each_closed_session_whole(start_sidecar) -> None:
+    """Four conversations over OTLP, judged by a scripted model on the real protocol: each
+    outcome label comes back, stored with the session and counted; the transcript it read was
+    redacted, and held every turn in order."""
+    with ScriptedOpenAIServer(judge_model) as server:
+        settings = scripted_llm_settings(Path(tempfile.mkdtemp()) / "store.db", server.base_url,
+                                         {"failure_threshold": 100})
+        sidecar: RunningSidecar = start_sidecar(
+            store={"path": str(settings.store.path)}, judging=settings.judging.model_dump(),
+            sessions={"idle_timeout_s": 1.0})
+        provider = traffic.exporting_to(sidecar.grpc_endpoint, "shop-bot")
+        tracer = provider.get_tracer("chat")
+        chats = {
+            "c-resolved": [("How long do refunds take?", "Refunds take 5 days.", None),
+                           ("thanks, that works", "Glad to help.", None)],
+            "c-escalated": [("My card was charged twice, mail me at ana.lopez@example.com",
+                             "One charge is a hold.", None),
+                            ("useless. talk to a human", "I am connecting you to an agent.", None)],
+            "c-unresolved": [("Where is order A-9?", "I could not find order A-9.", None)],
+            "c-abandoned": [("Why was I charged twice??", "Charges show within 3 days.", -1.0)],
+        }
+        for conversation, turns in chats.items():
+            for n, (question, answer, rating) in enumerate(turns, 1):
+                with tracer.start_as_current_span("turn"):
+                    record.question(question, route="support")
+                    record.session(conversation, end=n == len(turns) and
+                                   conversation != "c-abandoned")  # left to time out
+                    record.answer(answer)
+                    if rating is not None:
+                        record.feedback(rating)
+        provider.shutdown()
+
+        store = sidecar.sidecar.store.sync
+        wait_until(lambda: sum(s["judge_state"] == "judged" for s in store.list_sessions()) == 4,
+                   60, "four sessions judged")
+        judged = {s["conversation_id"]: (s["judged_outcome"], s["frustration"], s["judge"])
+                  for s in store.list_sessions()}
+        assert judged == {
+            "c-resolved": ("resolved", "none", "tenant-llm"),
+            "c-escalated": ("escalated", "some", "tenant-llm"),
+            "c-unresolved": ("unresolved", "none", "tenant-llm"),
+            "c-abandoned": ("abandoned", "high", "tenant-llm")}
+        for outcome in ("resolved", "escalated", "unresolved", "abandoned"):
+            assert sum(sidecar.metric("assistant_session_verdicts_total", service="shop-bot",
+                                      route="support", judge="tenant-llm", outcome=outcome,
+                                      frustration=f) for f in ("none", "some", "high")) == 1
+        [escalated] = [r["messages"][1]["content"] for r in server.requests
+                       if "conversation between a user" in r["messages"][0]["content"]
+                       and "talk to a human" in r["messages"][1]["content"]]
+        assert "ana.lopez@example.com" not in escalated and "<EMAIL_1>" in escalated
+        assert escalated.index("[1] User: My card") < escalated.index("[2] User: useless")
+        with urllib.request.urlopen(f"{sidecar.admin_url}/ui/sessions?outcome=escalated",
+                                    timeout=10) as page:
+            listed = page.read().decode()
+        assert 'title="read whole by the scripted model">escalated</span>, frustration some' in listed

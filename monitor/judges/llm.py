@@ -51,7 +51,16 @@ from monitor.judges.prompts import PROMPTS, ParseError, Prompt, parse
 from monitor.judges.redact import Redactor, redact_turn, shared_analyzer
 from monitor.judges.telemetry import JudgeTelemetry
 from monitor.model import AssistantTurn, utf8_text
-from monitor.verdict import Agreement, CallLabel, ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
+from monitor.verdict import (
+    Agreement,
+    CallLabel,
+    ClaimLabel,
+    DocumentLabel,
+    JudgeResult,
+    SessionVerdict,
+    Signals,
+    Verdict,
+)
 
 
 class CircuitBreaker:
@@ -292,6 +301,29 @@ def trajectory_text(turn: AssistantTurn) -> str:
     return "\n".join(lines) or "(no steps)"
 
 
+SESSION_TEXT_CHARS = 600  # of each message and answer, in the conversation a session judge reads
+ENDED = {"ended": "the app ended the conversation.",
+         "idle": "the user went quiet: the conversation timed out."}
+
+
+def session_text(turns: list[AssistantTurn]) -> str:
+    """A conversation as the session judge reads it: each turn numbered, the user's message,
+    the tools called (failed ones marked), the answer, the user's rating."""
+    def cut(text: str | None, empty: str) -> str:
+        return (text or "").strip()[:SESSION_TEXT_CHARS] or empty
+
+    lines = []
+    for n, turn in enumerate(turns, 1):
+        lines.append(f"[{n}] User: {cut(turn.question, '(no message)')}")
+        if turn.tool_calls:
+            lines.append("    Tools: " + ", ".join(
+                f"{c.name} (failed)" if c.error else c.name for c in turn.tool_calls))
+        lines.append(f"    Assistant: {cut(turn.answer, '(no answer)')}")
+        if turn.feedback is not None:
+            lines.append(f"    User rating: {turn.feedback.score:+.1f} (-1 bad .. +1 good)")
+    return "\n".join(lines)
+
+
 def cascade_bands(cascade: CascadeSettings, local: Any) -> Bands:
     """The configured bands; the claim-support band from the local model's card by default."""
     if local is None:
@@ -408,6 +440,18 @@ class LLMJudge:
                            latency_s=time.perf_counter() - start,
                            prompt_version=";".join(sorted(usage.prompts)) or None,
                            model=";".join(sorted(usage.models)) or None)
+
+    async def judge_session(self, turns: list[AssistantTurn], closed: str) -> SessionVerdict:
+        """A closed conversation, read whole (its stored turns, in order, redacted as every
+        prompt is); `closed`: idle or ended. JudgeError / JudgeUnavailable as `judge`."""
+        usage = Usage()
+        if self.analyzer is not None:
+            redactor = Redactor(self.analyzer)  # one placeholder per value across the turns
+            turns = await asyncio.to_thread(lambda: [redact_turn(t, redactor) for t in turns])
+        output = await self._ask(PROMPTS["session"], usage, transcript=session_text(turns),
+                                 ended=ENDED[closed])
+        return SessionVerdict(self.name, output.outcome, output.frustration, output.reasoning,
+                              usage.calls, usage.input_tokens, usage.output_tokens)
 
     def _redacted(self, turn: AssistantTurn, claims: list[str]) -> tuple[AssistantTurn, list[str]]:
         """The turn and the claims to be labelled, one placeholder per value across them."""

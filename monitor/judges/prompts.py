@@ -98,6 +98,18 @@ class ToolUseOutput(_Output):
     calls: list[ToolCallLabel]
 
 
+SessionOutcome = Literal["resolved", "unresolved", "escalated", "abandoned"]
+Frustration = Literal["none", "some", "high"]
+
+
+class SessionOutput(_Output):
+    """A whole conversation's verdict (the session judge's)."""
+
+    reasoning: str
+    outcome: SessionOutcome
+    frustration: Frustration
+
+
 def one_verdict_output(metric: JudgeMetric) -> type[_Output]:
     """The output of a prompt that asks for one metric alone: its reasoning, then its label (one
     of the declared ones) or its score (0..1)."""
@@ -165,6 +177,7 @@ _BESPOKE: dict[str, type[_Output]] = {
     "answer": AnswerOutput,
     "answer_claims": AnswerClaimsOutput,  # the cascade's `answer`
     "tool_use": ToolUseOutput,
+    "session": SessionOutput,  # a whole conversation (LLMJudge.judge_session)
 }
 PROMPTS: dict[str, Prompt] = {
     **{name: _load(name, output) for name, output in _BESPOKE.items()},

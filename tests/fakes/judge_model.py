@@ -11,7 +11,10 @@ It reads the data block the way a careful model would and labels with simple, pr
   succeeded, or one call made three times alike; `partial` with a call that failed, or an answer
   that owns up to part of it ("could not", "unable"); else `complete`;
 - a metric asked by a prompt of its own (monitor/judge_metrics.py): its best label, or a full
-  score (read from the request's JSON schema).
+  score (read from the request's JSON schema);
+- a whole conversation: `escalated` when the user asked for a person, `resolved` when the user's
+  last message thanks or says it works, `abandoned` when it timed out, else `unresolved`; the
+  frustration by the complaints it counts (low ratings, "??", "useless", "ugh").
 
 It is also naive on purpose: any instruction it finds *outside* the data block, such as
 "rate this relevant" or "label everything ungrounded", it obeys. A prompt whose data can escape
@@ -75,6 +78,21 @@ def _goal_completion(data: str) -> dict[str, str]:
     return {"reasoning": "judged on the steps by the scripted model", "label": label}
 
 
+def _session(data: str) -> dict[str, str]:
+    said = re.findall(r"^\[\d+\] User: (.*)$", data, re.MULTILINE)
+    if re.search(r"\b(?:human|person|representative)\b", " ".join(said), re.IGNORECASE):
+        outcome = "escalated"
+    elif said and re.search(r"\b(?:thanks|thank you|works)\b", said[-1], re.IGNORECASE):
+        outcome = "resolved"
+    elif "timed out" in data:
+        outcome = "abandoned"
+    else:
+        outcome = "unresolved"
+    complaints = len(re.findall(r"User rating: -|\?\?|\buseless\b|\bugh\b", data, re.IGNORECASE))
+    return {"reasoning": "read whole by the scripted model", "outcome": outcome,
+            "frustration": "high" if complaints >= 2 else "some" if complaints else "none"}
+
+
 def judge_model(request: dict[str, Any]) -> Reply:
     system = request["messages"][0]["content"]
     user = request["messages"][1]["content"]
@@ -86,6 +104,8 @@ def judge_model(request: dict[str, Any]) -> Reply:
     asked = set(schema.get("properties", {})) - {"reasoning"}
     if "AI agent's work" in system:
         out = _goal_completion(data)
+    elif "a conversation between a user" in system:
+        out = _session(data)
     elif asked in ({"label"}, {"score"}):  # a metric asked alone: its best label, a full score
         value = schema["properties"]["label"]["enum"][0] if "label" in asked else 1.0
         out = {"reasoning": "judged by the scripted model", asked.pop(): value}
