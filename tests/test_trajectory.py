@@ -67,7 +67,7 @@ def test_an_agents_steps_come_in_order_nested_timed_with_its_tool_calls() -> Non
         ("tool", "lookup_order", 0, 0, "order A-404 not found"),
         ("tool", "lookup_order", 0, 1, "order A-404 not found"),
         ("tool", "lookup_order", 0, 2, None),
-        ("handoff", "handoff to billing", 0, None, None),
+        ("handoff", "billing", 0, None, None),  # the agent handed to
         ("agent", "billing", 0, None, None),
         ("llm", "chat", 6, None, None),
         ("tool", "refund", 6, 3, None),  # asked for, run where no span saw: beside the call

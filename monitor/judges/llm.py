@@ -289,7 +289,8 @@ def trajectory_text(turn: AssistantTurn) -> str:
     lines = []
     for n, step in enumerate(turn.steps):
         depth.append(0 if step.parent is None else depth[step.parent] + 1)
-        text = step.kind if step.kind == "llm" else f"{step.kind} {step.name}"
+        text = {"llm": "llm", "handoff": f"handoff to {step.name}"}.get(
+            step.kind, f"{step.kind} {step.name}")
         if step.tool_call is not None:
             call = turn.tool_calls[step.tool_call]
             outcome = f"error: {call.error}" if call.error else json.dumps(call.result, default=str)

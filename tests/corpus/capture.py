@@ -47,7 +47,7 @@ INSTRUMENTORS = {
 FRAMEWORKS = {"openinference-langchain", "openllmetry-langchain", "openinference-llama-index"}
 # an agent SDK has no retriever: its scenarios are the agent's (streaming without documents)
 AGENTS = {"openinference-openai-agents"}
-AGENT_SCENARIOS = ("tool_agent", "failed_tool", "refusal", "conversation", "streaming")
+AGENT_SCENARIOS = ("tool_agent", "failed_tool", "refusal", "conversation", "streaming", "handoff")
 
 REFUND_DOCS = [("kb-refunds", "Refunds are accepted within 30 days of purchase."),
                ("kb-shipping", "Express shipping takes 1 day.")]
@@ -63,6 +63,7 @@ class Scenario:
     tool_calls: list[tuple[str, dict[str, Any], str, bool]] = field(default_factory=list)
     stream: bool = False
     framework_only: bool = False  # a retriever span: only a framework writes one
+    handoff: str | None = None  # an agent SDK's: the agent the first one hands the request to
 
 
 SCENARIOS = {
@@ -83,6 +84,9 @@ SCENARIOS = {
     "failed_tool": Scenario(
         "Where is order A-404?", "I could not find order A-404.",
         tool_calls=[("lookup_order", {"order_id": "A-404"}, "order A-404 not found", True)]),
+    "handoff": Scenario("I was charged twice for order A-1001.",
+                        "Billing here: the second charge on order A-1001 is refunded.",
+                        handoff="billing"),
 }
 
 
@@ -111,8 +115,8 @@ def expected_session(turns: list[Scenario]) -> dict[str, Any]:
 def scenarios_for(instrumentor: str) -> dict[str, Scenario]:
     if instrumentor in AGENTS:
         return {name: replace(SCENARIOS[name], documents=[]) for name in AGENT_SCENARIOS}
-    return {name: s for name, s in SCENARIOS.items()
-            if instrumentor in FRAMEWORKS or not s.framework_only}
+    return {name: s for name, s in SCENARIOS.items()  # a hand-off is an agent SDK's
+            if (instrumentor in FRAMEWORKS or not s.framework_only) and not s.handoff}
 
 
 def expected_turn(scenario: Scenario) -> dict[str, Any]:
@@ -133,6 +137,8 @@ def expected_trajectory(scenario: Scenario) -> list[str]:
     steps = ["retrieval"] if scenario.documents else []
     if scenario.tool_calls:  # the model asks for the tools, then answers with their results
         steps += ["llm", *(f"tool:{n}" + "!" * failed for n, _, _, failed in scenario.tool_calls)]
+    if scenario.handoff:  # the first agent's model hands off; the other agent's answers
+        steps += ["llm", f"handoff:{scenario.handoff}"]
     return [*steps, "llm"]
 
 
@@ -140,6 +146,9 @@ def script_for(scenario: Scenario):  # the model: ask for the tools first, then 
     from tests.fakes.openai_server import Reply
 
     def reply(request: dict[str, Any]) -> Reply:
+        if scenario.handoff and request["messages"][-1]["role"] != "tool":
+            return Reply(tool_calls=[{"name": f"transfer_to_{scenario.handoff}",
+                                      "arguments": {}}], prompt_tokens=90, completion_tokens=8)
         if scenario.tool_calls and request["messages"][-1]["role"] != "tool":
             return Reply(tool_calls=[{"name": n, "arguments": a}
                                      for n, a, _, _ in scenario.tool_calls],
@@ -421,8 +430,11 @@ def run_openai_agents(scenario: Scenario, base_url: str) -> None:
     messages = prompt(scenario)
     model = OpenAIChatCompletionsModel(
         model="m1", openai_client=AsyncOpenAI(base_url=base_url, api_key="unused"))
+    handoffs = [Agent(name=scenario.handoff, instructions="You handle billing.", model=model)
+                ] if scenario.handoff else []
     agent = Agent(name="support", instructions=messages[0][1], model=model,
-                  tools=[lookup_policy, lookup_order] if scenario.tool_calls else [])
+                  tools=[lookup_policy, lookup_order] if scenario.tool_calls else [],
+                  handoffs=handoffs)
     conversation: list[Any] = [{"role": r, "content": c} for r, c in messages[1:]]
 
     async def turn() -> None:

@@ -3,7 +3,7 @@
 //! sampled or not: the agent metrics count all traffic.
 
 use super::compose::{inputs, outputs, Span};
-use super::tool_calls::CallOrigin;
+use super::tool_calls::{CallOrigin, HANDOFF_TO};
 use crate::facts::{truthy, SpanFacts, ToolCall};
 use crate::{HashMap, HashSet};
 
@@ -21,6 +21,10 @@ impl Step<'_> {
     pub(super) fn name<'c>(&'c self, calls: &'c [ToolCall]) -> &'c str {
         match (self.tool_call, self.span) {
             (Some(n), _) => &calls[n].name,
+            // a hand-off: the agent handed to
+            (None, Some(span)) if self.kind == "handoff" => {
+                span.name.strip_prefix(HANDOFF_TO).unwrap_or(&span.name)
+            }
             (None, Some(span)) => &span.name,
             (None, None) => "",
         }
@@ -62,7 +66,7 @@ fn kind(span: &SpanFacts) -> Option<&'static str> {
         "retrieval" => Some("retrieval"),
         "agent" => Some("agent"),
         // The OpenAI Agents SDK's hand-off: a tool span without a tool, "handoff to <agent>".
-        "tool" if span.facts.tool.is_none() && span.name.starts_with("handoff") => Some("handoff"),
+        "tool" if span.facts.tool.is_none() && span.name.starts_with(HANDOFF_TO) => Some("handoff"),
         "tool" => Some("tool"),
         _ => None,
     }

@@ -32,6 +32,27 @@ fn requested_calls<'a>(llm_calls: &[Span<'a>]) -> Vec<(Span<'a>, &'a ToolCall)> 
     requested
 }
 
+/// The functions an agent SDK offers its model for the hand-offs a turn's spans record: the
+/// OpenAI Agents SDK's `transfer_to_<agent>` (the agent's name in lower case, characters other
+/// than ASCII letters and digits as `_`), for each "handoff to <agent>" span.
+fn handoff_functions(spans: &[Span]) -> HashSet<String> {
+    spans
+        .iter()
+        .filter(|s| s.facts.role == "tool" && s.facts.tool.is_none())
+        .filter_map(|s| s.name.strip_prefix(HANDOFF_TO))
+        .map(|agent| {
+            let agent: String = agent
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+                .collect();
+            format!("transfer_to_{agent}")
+        })
+        .collect()
+}
+
+/// How the OpenAI Agents SDK names a hand-off's span: "handoff to <agent>".
+pub(super) const HANDOFF_TO: &str = "handoff to ";
+
 /// Where a turn's tool call came from: the tool span that ran it, or the LLM call that asked
 /// for it where no span recorded it running.
 #[derive(Clone, Copy)]
@@ -82,12 +103,16 @@ pub(super) fn tool_calls<'a>(
             unnamed.entry(c.name.clone()).or_default().push_back(n);
         }
     }
+    let handed_to = handoff_functions(spans);
     for (request_span, requested) in requested_calls(llm_calls) {
         let requested_id = requested.call_id.as_deref().filter(|id| !id.is_empty());
         let mut found = requested_id.and_then(|id| by_id.get(id).copied());
         if found.is_none() {
             // executed spans without ids: match by name, in order
             found = unnamed.get_mut(&requested.name).and_then(VecDeque::pop_front);
+        }
+        if found.is_none() && handed_to.contains(requested.name.as_str()) {
+            continue; // the model's request of a hand-off: its span is the step, not a tool call
         }
         let at = found.unwrap_or(calls.len());
         sources.set(Field::ToolArguments(at), request_span, "requested_call");
