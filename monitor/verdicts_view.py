@@ -186,6 +186,43 @@ def _documents(turn: dict[str, Any], verdicts: list[Verdict]) -> Table:
     return table
 
 
+@dataclass(frozen=True)
+class TrajectoryRow:
+    """A step as a person reads it: nested under the step it ran inside."""
+
+    depth: int
+    kind: str  # llm, tool, retrieval, agent, handoff
+    name: str  # a tool call's name, a hand-off's agent, else the span's
+    start_ms: float
+    duration_ms: float
+    error: str | None
+    tool_call: int | None  # its tool call's number (1-based), as the tool calls are listed
+
+
+def trajectory_rows(turn: dict[str, Any]) -> list[TrajectoryRow]:
+    """An agent's steps, in order (none for a turn of one LLM call: nothing to follow)."""
+    steps = turn.get("steps") or []
+    if len(steps) < 2:
+        return []
+    depth: list[int] = []
+    rows = []
+    for step in steps:
+        parent = step.get("parent")
+        depth.append(0 if parent is None or parent >= len(depth) else depth[parent] + 1)
+        call = step.get("tool_call")
+        rows.append(TrajectoryRow(depth[-1], step["kind"], step.get("name") or "",
+                                  step.get("start_ms") or 0.0, step.get("duration_ms") or 0.0,
+                                  step.get("error"), None if call is None else call + 1))
+    return rows
+
+
+def signals_text(turn: dict[str, Any]) -> str:
+    s = turn.get("signals") or {}
+    return (f"{s.get('steps', 0)} steps, {s.get('tool_errors', 0)} failed tool calls, "
+            f"{s.get('loops', 0)} repeated, {s.get('recoveries', 0)} recovered, "
+            f"{s.get('tool_ms', 0.0):.0f} ms in tools")
+
+
 def _short(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
@@ -231,6 +268,14 @@ def turn_report(shown: dict[str, Any]) -> Group:
         outcome = f"error: {call['error']}" if call.get("error") else json.dumps(call.get("result"))
         parts += [Text.assemble(("\ntool call ", "bold cyan"),
                                 f"{call['name']}({json.dumps(call.get('arguments'))}) → {outcome}")]
+    if rows := trajectory_rows(turn):
+        parts.append(Text(f"\ntrajectory ({signals_text(turn)})", style="bold cyan"))
+        for n, row in enumerate(rows, start=1):
+            name = f"to {row.name}" if row.kind == "handoff" else row.name
+            parts.append(Text.assemble(
+                f"{'  ' * row.depth}[{n}] {row.kind} {name}",
+                (f"  +{row.start_ms:.0f} ms, {row.duration_ms:.0f} ms", "dim"),
+                (f"  failed: {row.error}" if row.error else "", "red")))
     parts += [Text("\nanswer", style="bold cyan"), Text(turn.get("answer") or "(none)")]
     if turn.get("feedback"):
         parts.append(Text(f"user feedback {turn['feedback']['score']:+.1f}", style="dim"))
@@ -287,5 +332,5 @@ def sessions_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-__all__ = ["find_trace_id", "fitted_table", "iso", "sessions_table", "turn_report",
-           "turns_table"]
+__all__ = ["find_trace_id", "fitted_table", "iso", "sessions_table", "signals_text",
+           "trajectory_rows", "turn_report", "turns_table"]

@@ -5,11 +5,12 @@ list's filters and the login's redirect targets. Over HTTP: tests/test_ui_pages.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from monitor.ui.pages import _filters, _local
+from monitor.ui.pages import FILTERS, _filters, _local
 from monitor.ui.security import Session, Sessions, cross_site, is_loopback
 from monitor.ui.view import Segment, segments, turn_page, weight
 
@@ -110,15 +111,15 @@ def test_loopback_names() -> None:
 
 
 def test_the_lists_filters() -> None:
-    empty = dict.fromkeys(("route", "service", "metric", "label", "below", "from", "to",
-                           "limit", "failed_tools"), "")
+    empty = dict.fromkeys(FILTERS, "")
     errors, filters = _filters({**empty, "route": "support", "service": "shop",
                                 "metric": "groundedness", "below": "0.5", "from": "1000",
-                                "to": "2500", "limit": "7", "failed_tools": "1"})
+                                "to": "2500", "limit": "7", "failed_tools": "1",
+                                "conversation": " chat-7 "})
     assert errors == []
     assert filters == {"limit": 7, "route": "shop/support", "service": None,
                        "metric": "groundedness", "label": None, "below": 0.5, "since": 1.0,
-                       "until": 2.5, "failed_tools": True}
+                       "until": 2.5, "failed_tools": True, "conversation": "chat-7"}
     _, filters = _filters({**empty, "route": "shop/support", "service": "desk"})
     assert (filters["route"], filters["service"]) == ("shop/support", "desk")  # matches none
     _, filters = _filters({**empty, "route": ".*", "service": "$__all"})
@@ -143,3 +144,34 @@ def test_a_turn_waiting_for_its_judge_renders() -> None:
     html = Pages(lambda: None, "", None, loopback=True).env.get_template("turn.html").render(
         title="t", page=page, csrf="c", error=None)
     assert "no verdict yet" in html and "(no answer)" in html and "Where?" in html
+
+
+@pytest.mark.unit
+def test_an_agents_trajectory_is_shown_in_order_nested_with_its_hand_off(tmp_path: Path) -> None:
+    """The Agents SDK's hand-off (the corpus capture): the page and `verdicts show` give its
+    steps nested under their agents, the hand-off named by the agent handed to."""
+    from rich.console import Console
+
+    from monitor.store import Store
+    from monitor.ui.pages import Pages
+    from monitor.verdicts_view import turn_report
+    from tests.corpus.capture import FIXTURES
+    from tests.test_corpus import turn_from
+
+    store = Store(tmp_path / "s.db")
+    turn = turn_from(FIXTURES / "openinference-openai-agents" / "handoff.json")
+    store.enqueue(turn, "rate", 1.0)
+    shown = store.show(turn.trace_id)
+    page = turn_page(shown)
+    assert [(s.depth, s.kind, s.name) for s in page.trajectory] == [
+        (0, "agent", "Agent workflow"), (1, "agent", "support"), (2, "llm", "generation"),
+        (2, "handoff", "billing"), (1, "agent", "billing"), (2, "llm", "generation")]
+    assert page.signals.startswith("3 steps, 0 failed tool calls")
+    html = Pages(lambda: None, "", None, loopback=True).env.get_template("turn.html").render(
+        title="t", page=page, csrf="c", error=None)
+    assert '<li class="step depth-2"><b>handoff</b> to billing' in html
+    console = Console(width=200, record=True)
+    console.print(turn_report(shown))
+    report = console.export_text()
+    assert "    [4] handoff to billing" in report and "  [5] agent billing" in report
+    store.close()

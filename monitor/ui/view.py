@@ -18,7 +18,7 @@ from typing import Any
 
 from monitor.judge_metrics import BAD_LABELS, LABELS, METRICS
 from monitor.verdict import DocumentLabel, Verdict
-from monitor.verdicts_view import iso
+from monitor.verdicts_view import TrajectoryRow, iso, signals_text, trajectory_rows
 
 SCORE_THRESHOLD = 0.5  # a score below it is shown as bad (as `verdicts list` colours it)
 CLAIM_RANK = {"ungrounded": 0, "generic": 1, "inferable": 2}  # the worst first
@@ -215,6 +215,8 @@ class TurnPage:
     turn: dict[str, Any]
     documents: list[DocumentView]
     steps: list[ToolStep]
+    trajectory: list[TrajectoryRow]  # an agent's steps in order, nested (none: one LLM call)
+    signals: str
     expected_calls: list[str]
     answers: list[AnswerView]
     verdicts: list[VerdictView]
@@ -449,7 +451,8 @@ def turn_page(shown: dict[str, Any]) -> TurnPage:
         state=shown["state"], error=shown.get("error"), reason=shown["reason"],
         probability=f"{shown['probability']:.2f}", weight=weight(shown["probability"]),
         received=iso(shown["received_at"]), judged=iso(shown.get("judged_at")), turn=turn,
-        documents=documents, steps=_steps(turn, typed),
+        documents=documents, steps=_steps(turn, typed), trajectory=trajectory_rows(turn),
+        signals=signals_text(turn),
         expected_calls=[f"{c.get('name')}({_json(c.get('arguments'))})"
                         for c in turn.get("expected_tool_calls") or []],
         answers=answers, verdicts=verdicts, costs=costs, corrections=corrections,
