@@ -329,12 +329,14 @@ class Sidecar:
             await asyncio.sleep(HUMAN_AGREEMENT_EVERY_S)
 
     def _session_closed(self, session: Session, closed: Closed, outcome: Outcome) -> None:
+        now = time.time()
         self._closed_sessions.append({
             "conversation_id": session.conversation_id, "service": session.service,
             "route": session.route, "outcome": outcome, "closed": closed, "turns": session.turns,
             "turns_to_resolution": session.resolved_at if outcome == "resolved" else None,
             "rephrasings": session.rephrasings, "negative_feedback": session.negative_feedback,
-            "person_requests": session.person_requests, "closed_at": time.time(),
+            "person_requests": session.person_requests, "closed_at": now,
+            "started_at": now - (time.monotonic() - session.first_seen),
             "judge_state": "pending" if self.session_judge is not None else ""})
 
     async def _store_sessions(self) -> None:

@@ -193,6 +193,10 @@ class SamplingSettings(_Section):
                                          "failed_tool_call"]
     adaptive: AdaptiveSettings = AdaptiveSettings()
     max_backlog: int = Field(10_000, gt=0)  # beyond, turns are dropped (counted), even suspicious
+    # A conversation's turns kept or not together (the rate decided on its conversation id), so
+    # the session judge reads sessions whole; false: each turn by its trace id, as the
+    # assistant's own TraceIdRatioBased head sampler decides.
+    whole_conversations: bool = True
 
     @field_validator("service_rates", "route_rates")
     @classmethod

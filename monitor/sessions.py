@@ -99,6 +99,7 @@ class Session:
     conversation_id: str
     service: str
     route: str
+    first_seen: float  # the tracker's clock (monotonic), at its first turn
     last_seen: float
     turns: int = 0
     rephrasings: int = 0
@@ -203,7 +204,7 @@ class SessionTracker:
             session = self.open.pop(conversation_id, None)
             if session is None:
                 session = Session(conversation_id, self._services(turn[1]), self._routes(turn[2]),
-                                  now)
+                                  now, now)
             else:
                 self.size -= session.size
             before = (session.rephrasings, session.negative_feedback, session.person_requests)

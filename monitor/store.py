@@ -126,6 +126,7 @@ TABLES = (
     rephrasings INTEGER NOT NULL,
     negative_feedback INTEGER NOT NULL,
     person_requests INTEGER NOT NULL,
+    started_at {real} NOT NULL,          -- its first turn's completion
     closed_at {real} NOT NULL,
     replica {text} NOT NULL DEFAULT '',  -- the replica that followed it (and judges it)
     -- an LLM session judge's: '' (none configured), pending, judging, judged, failed, no_turns
@@ -171,6 +172,7 @@ _WAITING = "state IN ('pending', 'judging')"
 
 T = TypeVar("T")
 
+SESSION_TURNS = 200  # of a session, the most a session judge reads (its last)
 _CHUNK = 500  # rows a statement: 8 parameters each, within SQLite's 32,766
 
 
@@ -796,12 +798,13 @@ class Store:
         return dict(row) if row is not None else None
 
     def session_turns(self, session: dict[str, Any], until: float) -> list[AssistantTurn]:
-        """The stored turns of a claimed session: its conversation's last, up to its number
-        of turns, received before `until`; oldest first."""
+        """The stored turns of a claimed session, oldest first: its conversation's, stored
+        from its start until `until`, every replica's (the last SESSION_TURNS)."""
         rows = self.db.execute(
-            "SELECT turn_json FROM turns WHERE conversation_id = ? AND received_at < ?"
-            " ORDER BY seq DESC LIMIT ?", (session["conversation_id"], until,
-                                            session["turns"])).fetchall()
+            "SELECT turn_json FROM turns WHERE conversation_id = ? AND received_at >= ?"
+            " AND received_at < ? ORDER BY seq DESC LIMIT ?",
+            (session["conversation_id"], session["started_at"] - 1.0, until,  # a clock's step
+             SESSION_TURNS)).fetchall()
         return [AssistantTurn.model_validate_json(row[0]) for row in reversed(rows)]
 
     def judged_session(self, session_id: int, state: str, verdict: SessionVerdict | None = None

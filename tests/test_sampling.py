@@ -55,6 +55,23 @@ def test_same_decision_as_opentelemetry_trace_id_ratio_sampler() -> None:
             assert ours == (theirs == OtelDecision.RECORD_AND_SAMPLE)
 
 
+def test_a_conversations_turns_are_kept_or_not_together() -> None:
+    """Each conversation decided once, whatever its turns' trace ids, at the rate; by trace id
+    with whole_conversations off, as the assistant's head sampler decides."""
+    rng = random.Random(2)
+    whole = Sampler(SamplingSettings(default_rate=0.3, always_keep=[]))
+    by_trace = Sampler(SamplingSettings(default_rate=0.3, always_keep=[],
+                                        whole_conversations=False))
+    kept = split = 0
+    for n in range(1000):
+        turns = [turn(rng.getrandbits(128), conversation_id=f"chat-{n}") for _ in range(3)]
+        decisions = {whole.decide(t).keep for t in turns}
+        assert len(decisions) == 1
+        kept += decisions.pop()
+        split += len({by_trace.decide(t).keep for t in turns}) > 1
+    assert 250 <= kept <= 350 and split > 300
+
+
 def test_rates_by_route_then_service_then_default() -> None:
     sampler = Sampler(SamplingSettings(default_rate=0.5, service_rates={"bot": 0.2},
                                        route_rates={"bot/billing": 1.0}, always_keep=[]))

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from monitor.model import AssistantTurn
 from monitor.store import NotClaimed, Store
-from monitor.verdict import ClaimLabel, JudgeResult, Verdict
+from monitor.verdict import ClaimLabel, JudgeResult, SessionVerdict, Verdict
 from tests.postgres_server import database, postgres  # noqa: F401  (fixtures)
 from tests.waiting import until
 
@@ -316,7 +317,7 @@ def test_closed_sessions_are_listed_newest_first_with_their_stored_turns(
                 "outcome": outcome, "closed": "ended", "turns": 3,
                 "turns_to_resolution": 2 if outcome == "resolved" else None, "rephrasings": 1,
                 "negative_feedback": 0, "person_requests": int(outcome == "escalated"),
-                "closed_at": at}
+                "started_at": at - 50.0, "closed_at": at}
 
     store.add_sessions([closed("chat-7", "escalated", 100.0), closed("chat-8", "resolved", 200.0),
                         closed("chat-9", "abandoned", 300.0)])
@@ -329,6 +330,35 @@ def test_closed_sessions_are_listed_newest_first_with_their_stored_turns(
     assert [t["trace_id"] for t in store.list_turns(conversation="chat-7")] == [chat.trace_id]
     store.purge(older_than=250.0)  # retention: the sessions closed before the cut-off go
     assert [s["conversation_id"] for s in store.list_sessions()] == ["chat-9"]
+    store.close()
+
+
+def test_closed_sessions_wait_for_the_session_judge_and_keep_its_verdict(
+        where: Path | str) -> None:
+    store = Store(where, replica="r1")
+    now = time.time()
+    chat = [turn(n).model_copy(update={"conversation_id": "chat-7"}) for n in (1, 2)]
+    store.enqueue_many([(t, "rate", 1.0) for t in [*chat, turn(3)]])
+    session = {"conversation_id": "chat-7", "service": "bot", "route": None,
+               "outcome": "escalated", "closed": "ended", "turns": 2, "turns_to_resolution": None,
+               "rephrasings": 0, "negative_feedback": 0, "person_requests": 1,
+               "started_at": now - 60, "closed_at": now - 10, "judge_state": "pending"}
+    store.add_sessions([session, {**session, "conversation_id": "chat-8", "closed_at": now}])
+    assert Store(where, replica="r2").claim_session(now + 1) is None  # r1's sessions
+    claimed = store.claim_session(now - 5)  # chat-8 closed too recently: its turns may come
+    assert claimed["conversation_id"] == "chat-7" and store.claim_session(now - 5) is None
+    assert [t.trace_id for t in store.session_turns(claimed, now + 1)] == [
+        t.trace_id for t in chat]
+    store.recover()  # a crash while judging: it waits again
+    claimed = store.claim_session(now - 5)
+    store.judged_session(claimed["id"], "judged", SessionVerdict(
+        "judge-a", "escalated", "high", "asked for a person twice", 1, 300, 40))
+    [listed] = store.list_sessions(outcome="escalated", limit=1)
+    assert listed["conversation_id"] == "chat-8" and listed["judge_state"] == "pending"
+    judged = next(s for s in store.list_sessions() if s["conversation_id"] == "chat-7")
+    assert (judged["judge_state"], judged["judge"], judged["judged_outcome"],
+            judged["frustration"], judged["rationale"], judged["stored"]) == (
+        "judged", "judge-a", "escalated", "high", "asked for a person twice", 2)
     store.close()
 
 

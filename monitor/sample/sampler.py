@@ -24,7 +24,7 @@ class Sampler:
             always_keep=list(settings.always_keep), default_rate=settings.default_rate,
             service_rates=settings.service_rates, route_rates=settings.route_rates,
             low_watermark=adaptive.low_watermark, high_watermark=adaptive.high_watermark,
-            min_factor=adaptive.min_factor)
+            min_factor=adaptive.min_factor, whole_conversations=settings.whole_conversations)
 
     def backlog_factor(self, backlog: int) -> float:
         """1 below the low watermark, falling linearly to `min_factor` at the high watermark."""

@@ -27,6 +27,7 @@ const RULES: [(&str, Rule); 4] = [
 /// What the rules read of a turn, composed (assemble/complete.rs) or built (`decide`).
 pub struct Traits<'a> {
     pub trace_id_low: u64, // the trace id's low 64 bits
+    pub conversation_id: Option<&'a str>,
     pub service: &'a str,
     pub route: Option<&'a str>,
     pub feedback_score: Option<f64>,
@@ -38,7 +39,9 @@ pub struct Traits<'a> {
 
 /// Sampling's rules and rates. The rate decision is OpenTelemetry's TraceIdRatioBased (the
 /// trace id's low 64 bits against rate x 2^64), so replicas and the assistant's own head
-/// sampler agree on a trace; the rate falls as the judge backlog grows (adaptive).
+/// sampler agree on a trace; with `whole_conversations`, a conversation's turn is decided on a
+/// hash of its conversation id instead, so its turns are kept or not together (a session is
+/// judged whole). The rate falls as the judge backlog grows (adaptive).
 #[pyclass(module = "monitor._native", frozen)]
 pub struct TurnSampler {
     rules: Vec<(&'static str, Rule)>,
@@ -48,13 +51,15 @@ pub struct TurnSampler {
     low_watermark: i64,
     high_watermark: i64,
     min_factor: f64,
+    whole_conversations: bool,
 }
 
 #[pymethods]
 impl TurnSampler {
     #[new]
     #[pyo3(signature = (*, always_keep, default_rate, service_rates, route_rates, low_watermark,
-                        high_watermark, min_factor))]
+                        high_watermark, min_factor, whole_conversations = false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         always_keep: Vec<String>,
         default_rate: f64,
@@ -63,6 +68,7 @@ impl TurnSampler {
         low_watermark: i64,
         high_watermark: i64,
         min_factor: f64,
+        whole_conversations: bool,
     ) -> PyResult<Self> {
         let mut rules = Vec::new();
         for name in &always_keep {
@@ -83,6 +89,7 @@ impl TurnSampler {
             low_watermark,
             high_watermark,
             min_factor,
+            whole_conversations,
         })
     }
 
@@ -107,6 +114,7 @@ impl TurnSampler {
         let trace_id_low = u64::from_str_radix(low, 16).map_err(|_| {
             pyo3::exceptions::PyValueError::new_err(format!("trace_id {trace_id:?} is not hex"))
         })?;
+        let conversation_id: Option<String> = turn.getattr("conversation_id")?.extract()?;
         let service: String = turn.getattr("service")?.extract()?;
         let route: Option<String> = turn.getattr("route")?.extract()?;
         let feedback = turn.getattr("feedback")?;
@@ -117,6 +125,7 @@ impl TurnSampler {
         }
         let traits = Traits {
             trace_id_low,
+            conversation_id: conversation_id.as_deref(),
             service: &service,
             route: route.as_deref(),
             feedback_score: if feedback.is_none() {
@@ -147,7 +156,11 @@ impl TurnSampler {
             }
         }
         let rate = self.rate_for(turn) * self.backlog_factor(backlog);
-        if rate > 0.0 && trace_id_ratio_keep(turn.trace_id_low, rate) {
+        let key = match turn.conversation_id {
+            Some(id) if self.whole_conversations && !id.is_empty() => conversation_key(id),
+            _ => turn.trace_id_low,
+        };
+        if rate > 0.0 && trace_id_ratio_keep(key, rate) {
             (true, "rate", rate)
         } else {
             (false, "not_sampled", rate)
@@ -162,6 +175,16 @@ impl TurnSampler {
         }
         self.service_rates.get(turn.service).copied().unwrap_or(self.default_rate)
     }
+}
+
+/// A conversation id as 64 evenly spread bits, the same in every process and release: FNV-1a,
+/// then splitmix64's finaliser (FNV's high bits alone follow a short id's last bytes).
+fn conversation_key(id: &str) -> u64 {
+    let mut h =
+        id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
 }
 
 /// OpenTelemetry's TraceIdRatioBased: keep when the low 64 bits < round(rate x 2^64).
@@ -182,12 +205,14 @@ mod tests {
             low_watermark: 100,
             high_watermark: 1100,
             min_factor: 0.1,
+            whole_conversations: true,
         }
     }
 
     fn turn(trace_id_low: u64) -> Traits<'static> {
         Traits {
             trace_id_low,
+            conversation_id: None,
             service: "bot",
             route: Some("faq"),
             feedback_score: None,
@@ -255,5 +280,25 @@ mod tests {
         assert_eq!(s.decide_traits(&refunds, 0), (true, "rate", 1.0));
         // The backlog scales whichever rate applies, and the inclusion probability with it.
         assert_eq!(s.decide_traits(&refunds, 1100), (false, "not_sampled", 0.1));
+    }
+
+    #[test]
+    fn a_conversations_turns_are_kept_or_not_together_at_the_rate() {
+        let s = sampler(&[], 0.25);
+        let ids: Vec<String> = (0..4000).map(|n| format!("conv-{n}")).collect();
+        let kept: Vec<&String> = ids
+            .iter()
+            .filter(|id| s.decide_traits(&Traits { conversation_id: Some(id), ..turn(0) }, 0).0)
+            .collect();
+        assert!((900..1100).contains(&kept.len()), "{} of 4000 at 0.25", kept.len());
+        for id in &ids[..200] {
+            // whatever the trace: the decision is the conversation's
+            let first = s.decide_traits(&Traits { conversation_id: Some(id), ..turn(0) }, 0);
+            let other = s.decide_traits(&Traits { conversation_id: Some(id), ..turn(u64::MAX) }, 0);
+            assert_eq!(first, other);
+        }
+        let by_trace = TurnSampler { whole_conversations: false, ..sampler(&[], 0.25) };
+        let conversation = Traits { conversation_id: Some("conv-1"), ..turn(u64::MAX) };
+        assert_eq!(by_trace.decide_traits(&conversation, 0).1, "not_sampled");
     }
 }

@@ -272,6 +272,7 @@ fn traits<'a>(turn: &'a Turn<'a>) -> Traits<'a> {
         trace_id_low: turn.trace_id[turn.trace_id.len().saturating_sub(8)..]
             .iter()
             .fold(0, |n, b| n << 8 | u64::from(*b)),
+        conversation_id: turn.conversation_id,
         service: turn.service,
         route: turn.route,
         feedback_score: turn.feedback.map(|f| f.score),
