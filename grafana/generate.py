@@ -293,7 +293,15 @@ def tools() -> Any:
                 query(f"sum by (signal) (rate(assistant_session_frustration_total{{{SEL}}}"
                       "[$__rate_interval]))", "{{signal}}")], "reqps",
                 "Rephrased questions, negative feedback and requests for a person, in sessions' "
-                "turns.")))
+                "turns."))
+            .with_panel(series("Sessions as the LLM session judge read them", [
+                query(f"sum by (outcome) (rate(assistant_session_verdicts_total{{{SEL}}}"
+                      "[$__rate_interval]))", "{{outcome}}", "A"),
+                query(f'sum(rate(assistant_session_verdicts_total{{frustration="high", {SEL}}}'
+                      "[$__rate_interval]))", "high frustration", "B")], "reqps",
+                "Closed sessions read whole by the LLM session judge (with an LLM endpoint; its "
+                "reasoning is on /ui/sessions): outcome, and those with high frustration.",
+                width=24)))
 
 
 def pipeline() -> Any:
