@@ -107,3 +107,26 @@ async def test_judging_through_llama_cpp_with_schema_constrained_output(
     assert result.prompt_version == "answer@1;context_relevance@1;tool_use@1;trajectory@1"
     assert metrics.registry.get_sample_value(
         "assistant_judge_llm_calls_total", {"judge": "smollm2", "outcome": "unparseable"}) is None
+
+
+async def test_a_session_judged_through_llama_cpp_parses_into_its_labels(
+        llama_server: LlamaServer) -> None:
+    """The session prompt's schema, constrained by a real server: a verdict with its labels."""
+    settings = LLMJudgingSettings(endpoints=[LLMEndpointSettings(
+        name="smollm2", base_url=llama_server.base_url, model="smollm2", timeout_s=300,
+        max_retries=0, structured_output="json_object_schema", max_output_tokens=512)],
+        parse_retries=0)
+    judge = LLMJudge(settings.endpoints[0], settings, Metrics(CollectorRegistry()))
+    turns = [AssistantTurn(trace_id=f"{n:032x}", question=question, answer=answer)
+             for n, (question, answer) in enumerate((
+                 ("My refund has not arrived.", "Refunds take 5 business days."),
+                 ("It has been 3 weeks. Get me a real person.", "Connecting you to an agent.")))]
+    try:
+        verdict = await judge.judge_session(turns, "ended")
+    except Exception as error:
+        raise AssertionError(llama_server.output()) from error
+    finally:
+        await judge.aclose()
+    assert verdict.outcome in ("resolved", "unresolved", "escalated", "abandoned")
+    assert verdict.frustration in ("none", "some", "high")
+    assert verdict.calls == 1 and verdict.input_tokens > 200 and verdict.output_tokens > 5
