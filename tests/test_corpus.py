@@ -176,3 +176,20 @@ def test_a_streamed_agents_answer_comes_from_the_responses_object_it_logs() -> N
     turn = turn_from(capture.FIXTURES / "openinference-openai-agents" / "streaming.json")
     assert turn.answer == capture.SCENARIOS["streaming"].answer
     assert turn.sources["answer"][1:3] == ["generation", "output_messages"]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("native", [True, False], ids=["compiled", "python"])
+def test_an_agents_hand_off_span_is_no_mapping_issue_but_a_nameless_tool_is(native: bool
+                                                                            ) -> None:
+    """The Agents SDK's hand-off (a TOOL span named "handoff to <agent>", no tool) is the
+    hand-off step; a TOOL span of another name without a tool is still counted."""
+    export = json.loads((capture.FIXTURES / "openinference-openai-agents" / "handoff.json")
+                        .read_text())
+    decoder = OtlpDecoder(max_attribute_length=1 << 20, max_value_depth=16, native=native)
+    body = json.dumps(export["traces"])
+    batch = decoder.traces(decoder.parse_traces(body.encode(), "json"))
+    assert "tool_without_name" not in batch.issues
+    renamed = decoder.traces(decoder.parse_traces(
+        body.replace('"handoff to billing"', '"transfer"').encode(), "json"))
+    assert renamed.issues["tool_without_name"] == 1

@@ -49,7 +49,8 @@ fn map_span(
     let attrs = pyvalue::attrs_from_py(attrs)?;
     let events = pyvalue::events_from_py(events)?;
     let mut issues = readers::Issues::default();
-    let mapped = guarded(|| conventions::extract(&attrs, &events, &mut issues))?;
+    let name = facts.borrow().name.clone();
+    let mapped = guarded(|| conventions::extract(&attrs, &name, &events, &mut issues))?;
     facts.borrow_mut().set_facts(mapped);
     Ok(issues.0)
 }

@@ -3,7 +3,8 @@
 //! sampled or not: the agent metrics count all traffic.
 
 use super::compose::{inputs, outputs, Span};
-use super::tool_calls::{CallOrigin, HANDOFF_TO};
+use super::tool_calls::CallOrigin;
+use crate::conventions::HANDOFF_TO;
 use crate::facts::{truthy, SpanFacts, ToolCall};
 use crate::{HashMap, HashSet};
 

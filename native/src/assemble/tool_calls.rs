@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 
 use super::compose::{inputs, outputs, Span};
 use super::sources::{Field, Sources};
+use crate::conventions::HANDOFF_TO;
 use crate::facts::{truthy, ToolCall};
 use crate::readers;
 use crate::value::{owned, Value};
@@ -49,9 +50,6 @@ fn handoff_functions(spans: &[Span]) -> HashSet<String> {
         })
         .collect()
 }
-
-/// How the OpenAI Agents SDK names a hand-off's span: "handoff to <agent>".
-pub(super) const HANDOFF_TO: &str = "handoff to ";
 
 /// Where a turn's tool call came from: the tool span that ran it, or the LLM call that asked
 /// for it where no span recorded it running.

@@ -20,7 +20,7 @@ pub const CONVENTION: Convention = Convention {
     events: &[],
 };
 
-pub fn map(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
+pub fn map(attrs: &Attrs, _span_name: &str, facts: &mut Facts, issues: &mut Issues) -> bool {
     let mut found = false;
     for (key, slot) in [
         ("assistant.question", &mut facts.question),

@@ -166,7 +166,7 @@ fn retrieved_documents(raw: &Value, issues: &mut Issues) -> Vec<Document> {
         .collect()
 }
 
-pub fn map(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
+pub fn map(attrs: &Attrs, _span_name: &str, facts: &mut Facts, issues: &mut Issues) -> bool {
     let op = get(attrs, "gen_ai.operation.name");
     let inputs = get(attrs, "gen_ai.input.messages");
     let outputs = get(attrs, "gen_ai.output.messages");
@@ -288,7 +288,7 @@ pub fn events(events: &[Event], facts: &mut Facts, issues: &mut Issues) -> bool 
             let messages = legacy_json_messages(get(body, "gen_ai.completion"), issues);
             facts.event_outputs.extend(messages);
         } else if name == "gen_ai.client.inference.operation.details" {
-            map(body, facts, issues);
+            map(body, "", facts, issues);
         } else {
             continue;
         }

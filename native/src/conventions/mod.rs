@@ -61,8 +61,12 @@ pub struct Convention {
     pub events: &'static [(&'static str, &'static [&'static str])],
 }
 
-/// A convention's mapper: fills facts from a span's attributes; whether the span used it.
-type Mapper = fn(&Attrs, &mut Facts, &mut Issues) -> bool;
+/// How the OpenAI Agents SDK names a hand-off's span (OpenInference TOOL, without a tool).
+pub const HANDOFF_TO: &str = "handoff to ";
+
+/// A convention's mapper: fills facts from a span's attributes (and its name); whether the span
+/// used it.
+type Mapper = fn(&Attrs, &str, &mut Facts, &mut Issues) -> bool;
 
 /// Every convention and its mapper, in the order they run: the first value found wins.
 pub const CONVENTIONS: [(&Convention, Mapper); 4] = [
@@ -72,11 +76,11 @@ pub const CONVENTIONS: [(&Convention, Mapper); 4] = [
     (&openllmetry::CONVENTION, openllmetry::map),
 ];
 
-/// Fill facts from a span's attributes and its (already filtered) events.
-pub fn extract(attrs: &Attrs, events: &[Event], issues: &mut Issues) -> Facts {
+/// Fill facts from a span's attributes, its name and its (already filtered) events.
+pub fn extract(attrs: &Attrs, span_name: &str, events: &[Event], issues: &mut Issues) -> Facts {
     let mut facts = Facts::default();
     for (convention, mapper) in CONVENTIONS {
-        if mapper(attrs, &mut facts, issues) {
+        if mapper(attrs, span_name, &mut facts, issues) {
             add_convention(&mut facts, convention.name);
         }
     }

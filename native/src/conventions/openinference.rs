@@ -145,7 +145,7 @@ fn document_id(document: &[(&str, &Value)]) -> Option<String> {
     }
 }
 
-pub fn map(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
+pub fn map(attrs: &Attrs, span_name: &str, facts: &mut Facts, issues: &mut Issues) -> bool {
     let Some(kind) = get(attrs, "openinference.span.kind") else { return false };
     let role = role(&py_str(kind));
     facts.set_role(role);
@@ -194,6 +194,8 @@ pub fn map(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
                     };
                     first(&mut facts.tool, Some(call));
                 }
+                // The OpenAI Agents SDK's hand-off is a TOOL span without a tool: not an issue.
+                None if span_name.starts_with(super::HANDOFF_TO) => {}
                 None => issues.add("tool_without_name"),
             }
         }

@@ -120,7 +120,7 @@ fn has_indexed(attrs: &Attrs, prefix: &str) -> bool {
         .any(|(k, _)| k.strip_prefix(prefix).is_some_and(|rest| rest == "0.role" || rest == "0.content"))
 }
 
-pub fn map(attrs: &Attrs, facts: &mut Facts, issues: &mut Issues) -> bool {
+pub fn map(attrs: &Attrs, _span_name: &str, facts: &mut Facts, issues: &mut Issues) -> bool {
     let span_kind = get(attrs, "traceloop.span.kind");
     // Cheap guards first: a full key scan per prefix is the costly part of this mapper.
     let prompts =

@@ -259,7 +259,7 @@ impl TraceDecoder {
             }
         }
         let attributes = walk.attributes(&key_values, wire::SPAN_ATTRIBUTE_DEPTH)?;
-        let facts = match guarded(|| conventions::extract(&attributes, &events, &mut walk.issues)) {
+        let facts = match guarded(|| conventions::extract(&attributes, name, &events, &mut walk.issues)) {
             Ok(facts) => facts,
             // The span is refused and counted, not the request failed.
             Err(_) => {
