@@ -499,7 +499,10 @@ def _verdicts_parser(sub: Any) -> None:
     actions = verdicts.add_subparsers(dest="action", required=True, metavar="ACTION")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", help=CONFIG_HELP + "; it names store.path")
-    listing = actions.add_parser("list", parents=[common],
+    rows = argparse.ArgumentParser(add_help=False)  # the listings'
+    rows.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    rows.add_argument("--json", action="store_true", help="print the rows as JSON")
+    listing = actions.add_parser("list", parents=[common, rows],
                                  help="the newest stored turns, a column per judged metric")
     listing.add_argument("--route", help="only this route (or SERVICE/ROUTE)")
     listing.add_argument("--metric", choices=METRICS,
@@ -513,13 +516,9 @@ def _verdicts_parser(sub: Any) -> None:
                               "error)")
     listing.add_argument("--conversation", metavar="ID",
                          help="only the turns of this conversation (from `verdicts sessions`)")
-    listing.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
-    listing.add_argument("--json", action="store_true", help="print the rows as JSON")
-    sessions = actions.add_parser("sessions", parents=[common],
+    sessions = actions.add_parser("sessions", parents=[common, rows],
                                   help="the sessions closed last, with their local outcome")
     sessions.add_argument("--outcome", choices=get_args(Outcome), help="only this outcome")
-    sessions.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
-    sessions.add_argument("--json", action="store_true", help="print the rows as JSON")
     show = actions.add_parser("show", parents=[common],
                               help="one turn: question, documents, claims, verdicts, rationales")
     show.add_argument("trace_id", metavar="TRACE_ID",
