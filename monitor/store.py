@@ -63,9 +63,9 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 3
 
 # The tables (verdict_revisions and sessions since version 3; the others as they were before the
-# schema had versions). {serial}, {text} and {real} are each database's types: PostgreSQL's `real` is single
-# precision, and its text compares and sorts byte by byte here (COLLATE "C") as SQLite's does,
-# whatever the database's locale.
+# schema had versions). {serial}, {text} and {real} are each database's types: PostgreSQL's
+# `real` is single precision, and its text compares and sorts byte by byte here (COLLATE "C") as
+# SQLite's does, whatever the database's locale.
 TABLES = (
     "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)",
     """CREATE TABLE IF NOT EXISTS turns (
