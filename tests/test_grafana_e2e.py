@@ -56,6 +56,10 @@ MAY_BE_EMPTY = {
         "only LLM judges judge tool use; this test runs the local judge",
     ("Calls judged not needed / with unsupported arguments", "unsupported arguments"):
         "only LLM judges judge tool use; this test runs the local judge",
+    ("Sessions as the LLM session judge read them", "{{outcome}}"):
+        "only an LLM endpoint judges whole sessions (tests/test_sessions.py does)",
+    ("Sessions as the LLM session judge read them", "high frustration"):
+        "only an LLM endpoint judges whole sessions (tests/test_sessions.py does)",
     ("Turns dropped", "{{reason}}"): "the sampler keeps nearly every turn at this volume",
     ("Spans refused and mapping issues", "refused: {{reason}}"): "the traffic is well formed",
     ("Spans refused and mapping issues", "issue: {{reason}}"): "the traffic is well formed",
