@@ -289,8 +289,12 @@ def trajectory_text(turn: AssistantTurn) -> str:
     lines = []
     for n, step in enumerate(turn.steps):
         depth.append(0 if step.parent is None else depth[step.parent] + 1)
-        text = {"llm": "llm", "handoff": f"handoff to {step.name}"}.get(
-            step.kind, f"{step.kind} {step.name}")
+        if step.kind == "llm":
+            text = "llm"
+        elif step.kind == "handoff":
+            text = f"handoff to {step.name}"  # the agent handed to
+        else:
+            text = f"{step.kind} {step.name}"
         if step.tool_call is not None:
             call = turn.tool_calls[step.tool_call]
             outcome = f"error: {call.error}" if call.error else json.dumps(call.result, default=str)

@@ -25,7 +25,7 @@ pub use complete::{Added, Completed, TurnRecord};
 
 /// A trace being assembled.
 struct Pending {
-    seq: u64, // its place in `order`
+    seq: u64, // its place in `order` (held: in `held_order`)
     first_seen: f64,
     spans: Vec<Py<SpanFacts>>,      // in order of arrival
     index: HashMap<Vec<u8>, usize>, // span id -> its place in `spans`
@@ -44,14 +44,12 @@ pub(super) struct Revision {
     pub(super) probability: f64,
 }
 
-/// A kept turn's spans, held `revise_within_s` after it completed, within `max_held_size`.
+/// A kept turn, held `revise_within_s` after it completed, within `max_held_size`: its
+/// `pending` as it was completed, its `seq` now its place in `held_order`, its `revision` what
+/// was passed on.
 struct Held {
-    seq: u64, // its place in `held_order`
     until: f64,
-    spans: Vec<Py<SpanFacts>>,
-    index: HashMap<Vec<u8>, usize>,
-    size: usize,
-    revision: Revision,
+    pending: Pending,
 }
 
 /// Turns being assembled and the traces recently completed, bounded.
@@ -160,19 +158,11 @@ impl Assembler {
                 self.order.push_back((self.seq, trace_id.clone()));
                 let pending = match held {
                     // Completed again a root grace after its first late span, as a turn is.
-                    Some(held) => {
-                        self.span_count += held.spans.len();
-                        self.size += held.size;
+                    Some(Held { pending, .. }) => {
+                        self.span_count += pending.spans.len();
+                        self.size += pending.size;
                         self.root_deadlines.push_back((now + self.root_grace_s, trace_id.clone()));
-                        Pending {
-                            seq: self.seq,
-                            first_seen: now,
-                            spans: held.spans,
-                            index: held.index,
-                            root_seen: true,
-                            size: held.size,
-                            revision: Some(held.revision),
-                        }
+                        Pending { seq: self.seq, first_seen: now, root_seen: true, ..pending }
                     }
                     None => Pending {
                         seq: self.seq,
@@ -247,8 +237,8 @@ impl Assembler {
         }
         while let Some((seq, trace_id)) = self.held_order.front() {
             match self.held.get(trace_id) {
-                Some(held) if held.seq == *seq && held.until > now => break,
-                Some(held) if held.seq == *seq => {
+                Some(held) if held.pending.seq == *seq && held.until > now => break,
+                Some(held) if held.pending.seq == *seq => {
                     let trace_id = trace_id.clone();
                     self.release_held(&trace_id);
                 }
@@ -341,33 +331,27 @@ impl Assembler {
         self.seq += 1;
         self.held_order.push_back((self.seq, trace_id.clone()));
         self.held_size += pending.size;
-        let held = Held {
-            seq: self.seq,
-            until: now + self.revise_within_s,
-            spans: pending.spans,
-            index: pending.index,
-            size: pending.size,
-            revision,
-        };
-        if let Some(before) = self.held.insert(trace_id, held) {
-            self.held_size -= before.size;
+        let pending = Pending { seq: self.seq, revision: Some(revision), ..pending };
+        if let Some(before) = self.held.insert(trace_id, Held { until: now + self.revise_within_s, pending })
+        {
+            self.held_size -= before.pending.size;
         }
         while self.held_size > self.max_held_size {
             let Some((seq, oldest)) = self.held_order.pop_front() else { break };
-            if self.held.get(&oldest).is_some_and(|h| h.seq == seq) {
+            if self.held.get(&oldest).is_some_and(|h| h.pending.seq == seq) {
                 self.release_held(&oldest);
             }
         }
         if self.held_order.len() > 2 * self.held.len() + 64 {
             let held = &self.held;
-            self.held_order.retain(|(seq, t)| held.get(t).is_some_and(|h| h.seq == *seq));
+            self.held_order.retain(|(seq, t)| held.get(t).is_some_and(|h| h.pending.seq == *seq));
         }
     }
 
     /// A held turn let go: returned while its window is open, for a late span to re-open it.
     fn release_held(&mut self, trace_id: &[u8]) -> Option<Held> {
         let held = self.held.remove(trace_id)?;
-        self.held_size -= held.size;
+        self.held_size -= held.pending.size;
         Some(held)
     }
 }
