@@ -16,7 +16,7 @@ from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 
-SHA256 = "0e82f2526e78a8f67f59a6eab29669b5e504308caac9891474d6e54c65800f04"
+SHA256 = "5035ff7460de06f80d3f632d757adc7a723d0fe4711a5e39c1825c781ca2f863"
 
 
 @pytest.mark.unit
@@ -61,6 +61,9 @@ RETURNS = RetrievedDocument(id="policy", content=(
     "the store manager, Priya Natarajan, and filed by the customer."))
 
 
+RESET = RetrievedDocument(id="reset", content=(
+    "To factory-reset the Aurora X2 router, hold the recessed reset button for 10 seconds until "
+    "the status light blinks amber, then wait about two minutes for it to restart."))
 SHIPPING = RetrievedDocument(id="shipping", content=(
     "Express shipping takes 1 day; standard shipping takes 3 to 5 business days."))
 
@@ -77,6 +80,13 @@ SHIPPING = RetrievedDocument(id="shipping", content=(
      "ungrounded"),
     ("Who approves returns?", "The store manager, Priya Natarajan.", RETURNS, "inferable"),
     ("Who approves returns?", "The customer approves them.", RETURNS, "ungrounded"),
+    # A support answer's paraphrase under a how question: pass 5 gave it 0.05, having learnt
+    # that under a question a long claim is supported only word for word.
+    ("How do I reset my Aurora X2 router to factory settings?",
+     "Hold the reset button on your Aurora X2 router for 10 seconds until the light blinks "
+     "amber, then let it restart for about two minutes.", RESET, "inferable"),
+    ("How do I reset my Aurora X2 router to factory settings?",
+     "Hold the reset button for 30 seconds until the light blinks amber.", RESET, "ungrounded"),
     # an invented instruction against an unrelated document
     ("How do I reset my password?", "Open Settings, choose Security and press Reset password.",
      SHIPPING, "ungrounded"),
@@ -92,8 +102,8 @@ def test_fixed_verdicts(judge: LocalJudge, question: str, answer: str,
 @pytest.mark.unit
 def test_a_paraphrase_it_doubts_is_left_to_the_cascade(judge: LocalJudge) -> None:
     """The model reads a policy paraphrased beside another figure of the passage ("You have 30
-    days from delivery" for "within 30 days of delivery", 15 days nearby) as doubtful: below its
-    threshold, but inside the cascade's band, so that with judging.cascade an LLM decides it."""
+    days from delivery" for "within 30 days of delivery", 15 days nearby) as doubtful: inside the
+    cascade's band, so that with judging.cascade an LLM decides it."""
     result = judge.judge_sync(AssistantTurn(
         trace_id="f" * 32, question="How long do I have to ask for a refund?",
         answer="You have 30 days from delivery.", documents=[RETURNS]))

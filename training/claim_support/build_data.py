@@ -23,6 +23,16 @@ supports the claim. Two sources, each split by its own unit so no passage is on 
   replaced by an absent one, checked under the
   same question (a multi-sentence answer where one sentence is wrong).
   The window is 30-70 words around the mention, so the model reads a passage, not a sentence.
+- With --open-questions, each VitaminC pair also under an open question about its article
+  ("What can you tell me about X?", "How does X work?"), source `asked`: an answer to a how, why
+  or can question is a statement that stands or falls by itself. Without these the model,
+  trained on questions that ask for one entity, found a support answer's paraphrase ("Hold the
+  reset button for 10 seconds until the light blinks amber" under "How do I reset my router?")
+  unsupported whatever its window said.
+- With --trimmed, each sentence claim (supported or made wrong) also less one or two of its
+  sentence's modifiers, label kept, source `trimmed`: the model had learnt that under a question
+  a long claim is supported only word for word ("the light blinks amber" for "the status light
+  blinks amber" read as an edit).
 
 BIG-bench's contextual_parametric_knowledge_conflicts is never read: it is the held-out
 acceptance set. FEVER's bigbench copy has claims without evidence, so it gives no pairs.
@@ -85,6 +95,20 @@ def vitaminc(bigbench: Path) -> Iterator[dict[str, Any]]:
                "group": title, "split": split_of(f"vitaminc:{title}")}
 
 
+OPEN_QUESTIONS = ["What can you tell me about {t}?", "What should I know about {t}?",
+                  "Can you explain {t}?", "How does {t} work?", "Why does {t} matter?",
+                  "How would you describe {t}?", "Tell me about {t}.", "Any news on {t}?",
+                  "I have a question about {t}.", "Is there anything I should know about {t}?"]
+
+
+def asked(rows: list[dict[str, Any]], seed: int) -> Iterator[dict[str, Any]]:
+    """Each VitaminC pair again, its claim after an open question about its article."""
+    rng = random.Random(seed)
+    for r in rows:
+        question = rng.choice(OPEN_QUESTIONS).format(t=r["group"])
+        yield {**r, "text_a": f"{question} {r['text_a']}", "source": "asked"}
+
+
 def squad_passages(bigbench: Path) -> list[dict[str, Any]]:
     passages = []
     for name in SQUAD_SHIFTS:
@@ -143,6 +167,38 @@ def entities(passages: list[dict[str, Any]]) -> list[Any]:
     return docs
 
 
+# Modifiers whose removal can change what a sentence asserts, not only say less.
+KEEP_MODIFIERS = {"not", "never", "no", "only", "former", "ex", "non", "alleged", "fake",
+                  "first", "last", "next", "previous", "earlier", "later", "same", "other",
+                  "more", "less", "most", "least", "very", "too", "almost", "nearly", "just"}
+
+
+def modifiers(sentence: Any) -> list[str]:
+    """Words of a sentence that only narrow what they modify (an adjective, an adverb, a noun
+    before a noun), outside its named entities: a claim without them says less, and is still
+    supported ("the light blinks" where the passage says "the status light blinks"). None in a
+    negated sentence, where saying less is saying more ("does not cover accidental damage")."""
+    if any(t.dep_ == "neg" for t in sentence):
+        return []
+    return sorted({t.text for t in sentence if t.dep_ in ("amod", "advmod", "compound")
+                   and t.is_alpha and not t.ent_type_ and not list(t.children)
+                   and t.lower_ not in KEEP_MODIFIERS})
+
+
+def trimmed(row: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
+    """The pair again with one or two of its sentence's modifiers left out of the claim, label
+    kept (source `trimmed`): supported and wrong claims alike, so that a claim saying less than
+    its passage is not taken for an edited one. None when no modifier is in the claim."""
+    question, words = row.pop("_trim")
+    claim = row["text_a"][len(question) + 1:]
+    present = [w for w in words if re.search(rf"\b{re.escape(w)}\b", claim)]
+    if not present:
+        return None
+    for word in rng.sample(present, min(len(present), rng.choice([1, 2]))):
+        claim = re.sub(rf"\s*\b{re.escape(word)}\b", "", claim, count=1).strip()
+    return {**row, "text_a": f"{question} {claim}", "source": "trimmed"}
+
+
 def qa_pairs(passages: list[dict[str, Any]], docs: list[Any], seed: int,
              every_negative: bool = False) -> Iterator[dict[str, Any]]:
     """The pairs of each question; one negative per form, or with `every_negative` each one
@@ -183,11 +239,15 @@ def qa_pairs(passages: list[dict[str, Any]], docs: list[Any], seed: int,
             base = {"source": "qa", "group": group, "split": split, "set": passage["set"]}
 
             def pair(claim: str, around: tuple[int, int], label: int, kind: str, form: str,
-                     base: dict[str, Any] = base, question: str = question, text: str = text
-                     ) -> dict[str, Any]:
-                return {**base, "text_a": f"{question} {claim}",
-                        "text_b": window(text, around[0], around[1], rng), "label": label,
-                        "kind": kind, "form": form}
+                     base: dict[str, Any] = base, question: str = question, text: str = text,
+                     doc: Any = doc) -> dict[str, Any]:
+                row = {**base, "text_a": f"{question} {claim}",
+                       "text_b": window(text, around[0], around[1], rng), "label": label,
+                       "kind": kind, "form": form}
+                if form != "short" and kind != "unrelated":
+                    sent = doc.char_span(*around, alignment_mode="expand")[0].sent
+                    row["_trim"] = (question, modifiers(sent))
+                return row
 
             # Short answers: the gold entity, then one hard negative.
             yield pair(short_answer(a_text, rng), (a_start, a_end), 1, "supported", "short")
@@ -283,6 +343,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--every-negative", action="store_true", help="add to train a second "
                         "draw of its passages' questions with every negative each allows")
+    parser.add_argument("--open-questions", action="store_true", help="add to each split its "
+                        "VitaminC pairs under an open question (source asked), after the rest")
+    parser.add_argument("--trimmed", action="store_true", help="add to each split its sentence "
+                        "claims less a modifier or two (source trimmed), after the rest")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = list(vitaminc(args.bigbench))
@@ -299,6 +363,12 @@ def main() -> None:
         extra = list(qa_pairs([p for p, _ in train], [d for _, d in train], args.seed + 1,
                               every_negative=True))
         print(f"every negative: {len(extra)} more training pairs", flush=True)
+    open_questions = list(asked(rows, args.seed + 2)) if args.open_questions else []
+    trimmer = random.Random(args.seed + 3)
+    paraphrased = [t for r in qa + extra if "_trim" in r
+                   for t in [trimmed(r, trimmer)] if t] if args.trimmed else []
+    for r in qa + extra:
+        r.pop("_trim", None)
     rng = random.Random(args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "dev", "test"):
@@ -307,6 +377,8 @@ def main() -> None:
         if split == "train" and extra:  # shuffled in apart, so dev and test keep their order
             part += extra
             random.Random(args.seed + 1).shuffle(part)
+        # after the rest, so the other pairs of dev and test keep their order (and calibration)
+        part += [r for r in open_questions + paraphrased if r["split"] == split]
         with (args.out / f"{split}.jsonl").open("w") as out:
             for r in part:
                 out.write(json.dumps({k: v for k, v in r.items() if k != "split"}) + "\n")

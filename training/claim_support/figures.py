@@ -55,6 +55,9 @@ def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: flo
     kind = np.array([r["kind"] for r in rows])
     form = np.array([r.get("form", "") for r in rows])
     add("vitaminc", source == "vitaminc")
+    # where the build made them: VitaminC under open questions, sentence claims less a modifier
+    add("asked", source == "asked")
+    add("trimmed", source == "trimmed")
     qa = source == "qa"
     add("qa", qa)
     supported = qa & (kind == "supported")
