@@ -16,7 +16,7 @@ from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 
-SHA256 = "5035ff7460de06f80d3f632d757adc7a723d0fe4711a5e39c1825c781ca2f863"
+SHA256 = "a52ca818f8cbbe3e28c6988be74e2183a038ea8ee28e0d9ce43f17be4ccf5fae"
 
 
 @pytest.mark.unit

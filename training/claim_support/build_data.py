@@ -34,6 +34,12 @@ supports the claim. Two sources, each split by its own unit so no passage is on 
   a long claim is supported only word for word ("the light blinks amber" for "the status light
   blinks amber" read as an edit).
 
+- With --relevance, question-document relevance pairs (source `relevance`, text_a the question
+  alone): each SQuAD-shifts question against a window holding its answer (1), and against the
+  window sharing most words with it of another paragraph of the same article, or of another
+  article, that lacks the answer (0). A second task for the same model, measured by export.py
+  beside the embedder's cosine.
+
 BIG-bench's contextual_parametric_knowledge_conflicts is never read: it is the held-out
 acceptance set. FEVER's bigbench copy has claims without evidence, so it gives no pairs.
 
@@ -112,10 +118,10 @@ def asked(rows: list[dict[str, Any]], seed: int) -> Iterator[dict[str, Any]]:
 def squad_passages(bigbench: Path) -> list[dict[str, Any]]:
     passages = []
     for name in SQUAD_SHIFTS:
-        for article in read_task(bigbench, f"squad_shifts/{name}.json")["data"]:
+        for number, article in enumerate(read_task(bigbench, f"squad_shifts/{name}.json")["data"]):
             for paragraph in article["paragraphs"]:
                 passages.append({"context": paragraph["context"].strip(), "set": name,
-                                 "qas": paragraph["qas"]})
+                                 "article": f"{name}/{number}", "qas": paragraph["qas"]})
     return passages
 
 
@@ -197,6 +203,64 @@ def trimmed(row: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
     for word in rng.sample(present, min(len(present), rng.choice([1, 2]))):
         claim = re.sub(rf"\s*\b{re.escape(word)}\b", "", claim, count=1).strip()
     return {**row, "text_a": f"{question} {claim}", "source": "trimmed"}
+
+
+QUESTION_STOPWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how",
+                      "the", "and", "for", "was", "were", "are", "is", "did", "does", "do", "of",
+                      "in", "to", "a", "an", "on", "at", "by", "with", "from", "that", "this"}
+
+
+def closest_window(question: str, text: str, rng: random.Random) -> str:
+    """The window of 30-70 words of `text` sharing most words with `question` (how the local
+    judge picks the window it reads)."""
+    asked = {w for w in re.findall(r"[a-z0-9]+", question.lower()) if w not in QUESTION_STOPWORDS}
+    words = [m.span() for m in re.finditer(r"\S+", text)]
+    size = rng.randint(30, 70)
+    if len(words) <= size:
+        return text
+    starts = range(0, len(words) - size + 1, max(1, size * 2 // 3))
+    shared = [len(asked & set(re.findall(r"[a-z0-9]+", text[words[i][0]:words[i + size - 1][1]]
+                                         .lower()))) for i in starts]
+    begin = starts[shared.index(max(shared))]
+    return text[words[begin][0]:words[begin + size - 1][1]]
+
+
+def relevance_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[str, Any]]:
+    """Question-document relevance (source `relevance`; text_a the question alone): each
+    SQuAD-shifts question against a window of its passage holding its answer (`relevant`), the
+    window sharing most words with it of another passage of the same article without the answer
+    (`same_article`: same topic, no help), and of a passage of another article
+    (`other_article`); all of its own split."""
+    rng = random.Random(seed)
+    by_article: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in passages:
+        p["split"] = split_of(f"squad:{p['context']}")
+        by_article[(p["split"], p["article"])].append(p)
+        by_split[p["split"]].append(p)
+    for p in passages:
+        group = hashlib.sha256(p["context"].encode()).hexdigest()[:16]
+        siblings = [o for o in by_article[(p["split"], p["article"])] if o is not p]
+        for qa in p["qas"]:
+            question = qa["question"].strip()
+            if not question or not qa["answers"]:
+                continue
+            gold = qa["answers"][0]
+            answer = gold["text"].strip()
+            start = p["context"].find(answer, max(0, gold["answer_start"] - 20))
+            if not answer or start < 0:
+                continue
+            base = {"text_a": question, "source": "relevance", "group": group, "split": p["split"]}
+            yield {**base, "text_b": window(p["context"], start, start + len(answer), rng),
+                   "label": 1, "kind": "relevant"}
+            lacking = [o for o in siblings if answer.lower() not in o["context"].lower()]
+            if lacking:
+                yield {**base, "text_b": closest_window(question, rng.choice(lacking)["context"],
+                                                        rng), "label": 0, "kind": "same_article"}
+            other = rng.choice(by_split[p["split"]])
+            if other["article"] != p["article"] and answer.lower() not in other["context"].lower():
+                yield {**base, "text_b": closest_window(question, other["context"], rng),
+                       "label": 0, "kind": "other_article"}
 
 
 def qa_pairs(passages: list[dict[str, Any]], docs: list[Any], seed: int,
@@ -347,6 +411,8 @@ def main() -> None:
                         "VitaminC pairs under an open question (source asked), after the rest")
     parser.add_argument("--trimmed", action="store_true", help="add to each split its sentence "
                         "claims less a modifier or two (source trimmed), after the rest")
+    parser.add_argument("--relevance", action="store_true", help="add to each split question-"
+                        "document relevance pairs (source relevance), after the rest")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = list(vitaminc(args.bigbench))
@@ -369,6 +435,7 @@ def main() -> None:
                    for t in [trimmed(r, trimmer)] if t] if args.trimmed else []
     for r in qa + extra:
         r.pop("_trim", None)
+    relevance = list(relevance_pairs(passages, args.seed + 4)) if args.relevance else []
     rng = random.Random(args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "dev", "test"):
@@ -379,6 +446,7 @@ def main() -> None:
             random.Random(args.seed + 1).shuffle(part)
         # after the rest, so the other pairs of dev and test keep their order (and calibration)
         part += [r for r in open_questions + paraphrased if r["split"] == split]
+        part += [r for r in relevance if r["split"] == split]
         with (args.out / f"{split}.jsonl").open("w") as out:
             for r in part:
                 out.write(json.dumps({k: v for k, v in r.items() if k != "split"}) + "\n")

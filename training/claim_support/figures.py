@@ -37,9 +37,13 @@ def fit_temperature(labels: np.ndarray, logits: np.ndarray) -> float:
     return float(min(np.exp(np.linspace(np.log(0.25), np.log(8), 200)), key=nll))
 
 
-def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: float) -> dict[str, Any]:
+def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: float,
+           relevance_threshold: float = 0.5) -> dict[str, Any]:
     labels = np.array([r["label"] for r in rows])
-    predicted = (probabilities >= threshold).astype(int)
+    source = np.array([r["source"] for r in rows])
+    # question-document relevance has its own threshold (the question alone as text_a)
+    predicted = (probabilities >= np.where(source == "relevance", relevance_threshold,
+                                           threshold)).astype(int)
     figures: dict[str, Any] = {}
 
     def add(name: str, chosen: np.ndarray) -> None:
@@ -51,7 +55,6 @@ def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: flo
         print(f"  {name:28} balanced accuracy {figures[name]['balanced_accuracy']:.3f}  "
               f"AUC {figures[name]['auc']:.3f}  (n={int(chosen.sum())})")
 
-    source = np.array([r["source"] for r in rows])
     kind = np.array([r["kind"] for r in rows])
     form = np.array([r.get("form", "") for r in rows])
     add("vitaminc", source == "vitaminc")
@@ -67,7 +70,17 @@ def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: flo
         add(f"qa/{k}", (qa & (kind == k)) | (supported & np.isin(form, list(forms))))
     for f in ("short", "sentence", "second"):
         add(f"qa/form={f}", qa & (form == f))
+    relevance = source == "relevance"
+    add("relevance", relevance)
+    for k in ("same_article", "other_article"):  # each against all the relevant windows
+        add(f"relevance/{k}", relevance & np.isin(kind, [k, "relevant"]))
     return figures
+
+
+def balancing_threshold(labels: np.ndarray, probabilities: np.ndarray) -> float:
+    """The threshold that balances the accuracy of these pairs."""
+    return float(max(np.unique(np.round(probabilities, 3)), key=lambda t: balanced_accuracy(
+        labels, (probabilities >= t).astype(int))))
 
 
 
@@ -75,6 +88,7 @@ def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: flo
 class DevChoice:
     temperature: float
     threshold: float
+    relevance_threshold: float  # for question-document relevance, fitted on its dev pairs
     calibration_error: tuple[float, float]  # expected calibration error, raw and calibrated
     figures: dict[str, Any]  # on the whole dev split
     mean_over_kinds: float  # VitaminC and each question-answer kind: what models are compared by
@@ -87,14 +101,22 @@ def dev_choice(rows: list[dict[str, Any]], logits: np.ndarray, fit_pairs: int = 
     fit_logits = logits[:fit_pairs]
     temperature = fit_temperature(labels, fit_logits)
     raw, calibrated = 1 / (1 + np.exp(-fit_logits)), 1 / (1 + np.exp(-fit_logits / temperature))
-    threshold = float(max(np.unique(np.round(calibrated, 3)), key=lambda t: balanced_accuracy(
-        labels, (calibrated >= t).astype(int))))
+    threshold = balancing_threshold(labels, calibrated)
     ece = (expected_calibration_error(labels, raw), expected_calibration_error(labels, calibrated))
     print(f"dev ({len(labels)} pairs): temperature {temperature:.3f}, expected calibration error "
           f"{ece[0]:.4f} → {ece[1]:.4f}; threshold {threshold:.3f}", flush=True)
+    probabilities = 1 / (1 + np.exp(-logits / temperature))
+    relevance = np.array([r["source"] == "relevance" for r in rows])
+    relevance_threshold = 0.5
+    if relevance.any():
+        relevance_labels = np.array([r["label"] for r in rows])[relevance]
+        relevance_threshold = balancing_threshold(relevance_labels, probabilities[relevance])
+        print(f"dev relevance ({int(relevance.sum())} pairs): threshold {relevance_threshold:.3f}, "
+              "expected calibration error "
+              f"{expected_calibration_error(relevance_labels, probabilities[relevance]):.4f}")
     print(f"dev, all {len(rows)} pairs (for comparing models):")
-    figures = report(rows, 1 / (1 + np.exp(-logits / temperature)), threshold)
+    figures = report(rows, probabilities, threshold, relevance_threshold)
     mean = float(np.mean([figures[k]["balanced_accuracy"] for k in figures
                           if k == "vitaminc" or k.startswith("qa/") and "form=" not in k]))
     print(f"  mean over vitaminc and the kinds: {mean:.4f}", flush=True)
-    return DevChoice(temperature, threshold, ece, figures, mean)
+    return DevChoice(temperature, threshold, relevance_threshold, ece, figures, mean)
