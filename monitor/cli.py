@@ -332,7 +332,7 @@ def cmd_verdicts(args: argparse.Namespace) -> int:
         else:
             print("no stored turn matches", file=sys.stderr)
     elif args.action == "sessions":
-        sessions = store.list_sessions(args.limit, args.outcome)
+        sessions = store.list_sessions(args.limit, args.outcome, args.service)
         if args.json:
             print(json.dumps(sessions, indent=2))
         elif sessions:
@@ -519,6 +519,7 @@ def _verdicts_parser(sub: Any) -> None:
     sessions = actions.add_parser("sessions", parents=[common, rows],
                                   help="the sessions closed last, with their local outcome")
     sessions.add_argument("--outcome", choices=get_args(Outcome), help="only this outcome")
+    sessions.add_argument("--service", help="only this service's sessions")
     show = actions.add_parser("show", parents=[common],
                               help="one turn: question, documents, claims, verdicts, rationales")
     show.add_argument("trace_id", metavar="TRACE_ID",

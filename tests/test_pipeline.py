@@ -11,6 +11,7 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry import trace
@@ -319,9 +320,16 @@ def test_a_closed_session_is_listed_with_its_outcome_and_leads_to_its_turns(
 
     config = tmp_path / "monitor.yaml"
     config.write_text(f"store: {{path: '{sidecar.sidecar.settings.store.path}'}}\n")
-    listed = subprocess.run([sys.executable, "-m", "monitor", "verdicts", "sessions", "--outcome",
-                             "escalated", "--json", "--config", str(config)],
-                            capture_output=True, text=True, timeout=120, check=True)
-    [session] = json.loads(listed.stdout)
+
+    def listed(*flags: str) -> list[dict[str, Any]]:
+        done = subprocess.run([sys.executable, "-m", "monitor", "verdicts", "sessions", *flags,
+                               "--json", "--config", str(config)],
+                              capture_output=True, text=True, timeout=120, check=True)
+        return list(json.loads(done.stdout))
+
+    [session] = listed("--outcome", "escalated")
     assert (session["conversation_id"], session["turns"], session["person_requests"],
             session["closed"], session["stored"]) == ("chat-77", 2, 1, "ended", 2)
+    assert [s["conversation_id"] for s in listed("--outcome", "escalated", "--service",
+                                                 "shop-bot")] == ["chat-77"]
+    assert listed("--service", "another-bot") == []
