@@ -211,8 +211,9 @@ QUESTION_STOPWORDS = {"what", "which", "who", "whom", "whose", "when", "where", 
 
 
 def closest_window(question: str, text: str, rng: random.Random) -> str:
-    """The window of 30-70 words of `text` sharing most words with `question` (how the local
-    judge picks the window it reads)."""
+    """The window of 30-70 words of `text` sharing most words with `question`: the hardest window
+    of a passage that lacks the answer. (Its own word list, not monitor/judges/text.py's: the
+    shipped model's data was built with it.)"""
     asked = {w for w in re.findall(r"[a-z0-9]+", question.lower()) if w not in QUESTION_STOPWORDS}
     words = [m.span() for m in re.finditer(r"\S+", text)]
     size = rng.randint(30, 70)
