@@ -10,8 +10,8 @@ no test row shares a template or a topic with a training row.
 Labels: `no_answer` (the assistant declines: blames the sources, says the context is not enough,
 declines with or without "sorry", a short "nothing came up") and `answer` (real answers, many of
 them negative or apologetic, and partial answers that decline one part: those are "incomplete",
-not "no_answer"; short answers; answers that cite their sources; and reports that an action the
-user asked for failed, "Sorry, I couldn't cancel order 77: the order service timed out": the
+not "no_answer"; short answers; answers that cite their sources; how-to answers in steps; and
+reports that an action the user asked for failed, "Sorry, I couldn't cancel order 77: the order service timed out": the
 assistant answered, the tool failed, which the tool-call metrics count). Written for this
 project; no benchmark text is used.
 """
@@ -384,6 +384,59 @@ GREETINGS = ["Hi?", "Hello", "Thanks!", "Good morning", "Thank you so much", "By
              "Have a good one", "Hey there"]
 
 
+# How-to answers (a procedure in steps): what to do, the question, two steps, a caution and what
+# to wait for. A support assistant's most common answer, and one the detector had not seen: it
+# read "Hold the reset button ... then let it restart" as half a refusal.
+HOW_TO_TOPICS = [
+    ("update the app", "How do I update the mobile app?", "open the app's page in the store",
+     "tap Update", "updates over 50 MB need Wi-Fi", "the progress bar fills"),
+    ("pair the headphones", "How do I pair my headphones?",
+     "hold the power button for five seconds", "pick the headphones in your phone's Bluetooth list",
+     "only one phone can be paired at a time", "the light flashes blue"),
+    ("export my invoices", "How can I export my invoices?", "go to Billing > Invoices",
+     "choose Export and pick CSV or PDF", "an export covers at most 24 months",
+     "the download starts"),
+    ("clean the filter", "How do I clean the coffee machine's filter?",
+     "take the filter out from under the water tank", "rinse it under warm water for a minute",
+     "the filter must not go in the dishwasher", "the water runs clear"),
+    ("turn on two-factor authentication", "How do I turn on two-factor authentication?",
+     "open Account > Security", "scan the QR code with your authenticator app",
+     "you should keep the backup codes somewhere safe", "the app shows a six-digit code"),
+    ("change the ink cartridge", "How do I change the ink cartridge?",
+     "lift the scanner lid until it locks", "press the old cartridge down and pull it out",
+     "only cartridges of the 300 series fit", "the carriage stops moving"),
+    ("calibrate the thermostat", "How do I calibrate the thermostat?",
+     "press Menu and choose Sensor offset",
+     "set the offset to the difference from a room thermometer",
+     "the calibration resets after a power cut", "the display blinks twice"),
+    ("share a folder", "How do I share a folder with a colleague?",
+     "right-click the folder and choose Share", "enter your colleague's email and press Send",
+     "guests can view but not edit", "the invitation is sent"),
+    ("restore a deleted file", "How can I get back a file I deleted?",
+     "open the Trash from the sidebar", "select the file and click Restore",
+     "files stay in the Trash for 30 days", "the file reappears in its folder"),
+    ("add a user to the account", "How do I add another user to my account?",
+     "go to Settings > Team", "click Invite and enter their email address",
+     "the Basic plan allows three users", "they accept the invitation"),
+    ("charge the scooter", "How should I charge the scooter?",
+     "plug the charger into the port under the deck", "leave it until the indicator turns green",
+     "the battery must not be charged below 0 °C", "the indicator turns green"),
+    ("descale the kettle", "How do I descale my kettle?",
+     "fill it halfway with water and a cup of white vinegar", "boil it and leave it for an hour",
+     "you should rinse it twice before making tea", "the scale has dissolved"),
+]
+HOW_TO = [
+    "{Step1}, then {step2}.",
+    "First, {step1}. Then {step2}. Note that {caution}.",
+    "To {task}, {step1} and {step2}.",
+    "{Step1} and wait until {wait}. After that, {step2}.",
+    "Here's how: 1. {Step1}. 2. {Step2}.",
+    "You can {task} yourself: {step1}, then {step2}. Keep in mind that {caution}.",
+    "{Step1}. If that doesn't work, {step2}.",
+    "Sure! {Step1}, wait until {wait}, then {step2}. {Caution}.",
+]
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -430,6 +483,16 @@ def rows() -> list[dict[str, str]]:
             out.append({"question": question, "answer": entity, "label": "answer",
                         "kind": "entity_answer", "template": f"entity_answer-{t}",
                         "topic": f"entity: {question}"})
+    rng = random.Random(18)  # its own stream again
+    for t, template in enumerate(HOW_TO):
+        for n in rng.sample(range(len(HOW_TO_TOPICS)), 6):
+            task, question, step1, step2, caution, wait = HOW_TO_TOPICS[n]
+            values = {"task": task, "step1": step1, "step2": step2, "caution": caution,
+                      "wait": wait}
+            values |= {k.capitalize(): cap(v) for k, v in values.items()}
+            out.append({"question": question, "answer": cap(template.format(**values)),
+                        "label": "answer", "kind": "how_to", "template": f"how_to-{t}",
+                        "topic": task})
     return out
 
 

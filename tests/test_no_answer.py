@@ -20,7 +20,7 @@ from monitor.judges.no_answer import MODEL_PATH, is_empty, may_decline
 from monitor.model import AssistantTurn, RetrievedDocument
 
 # Retrain with bench/train_no_answer.py --write, then update this checksum on purpose.
-MODEL_SHA256 = "ff49beb266141c6194440345766ad6206d2af7f6537d3f10cdb35fe3876c3050"
+MODEL_SHA256 = "eb78cf230c555ca657ff40553c5f2917aecc0dd56f6c645c5fcc8012260f8b5b"
 
 REFUSALS = [
     "I could not find information about that in our documentation.",
@@ -49,6 +49,14 @@ ANSWERS = [
     "Nikola Tesla.",
     "Lisbon.",
     "In 1969.",
+    # how-to answers in steps (bench/judge_cost.py's, which the detector had read as half a
+    # refusal, 0.53 and 0.67; no how-to answer of the training data is about these devices)
+    "Hold the reset button on your Orbit robot vacuum for 10 seconds until the light blinks "
+    "amber, then let it restart for about two minutes. Note that this erases all custom settings "
+    "and paired devices, so back up your configuration in the app first.",
+    "First make sure your network offers a 2.4 GHz band, since older Vega soundbar firmware "
+    "cannot join 5 GHz-only networks. Then update the firmware to version 3.2 or later from "
+    "Settings > System > Update, which fixes most connection drops.",
 ]
 # The assistant tried what the user asked and says it failed: it answered (the failure is the
 # tool call's, which the tool-call metrics count), it did not decline to answer.
