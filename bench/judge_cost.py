@@ -52,7 +52,8 @@ async def ours(turns: list[dict], base_url: str, cache: bool, cascade: CascadeSe
         endpoints=[LLMEndpointSettings(name="bench", base_url=base_url, model="judge")],
         cache_size=20_000 if cache else 0)
     judge = LLMJudge(settings.endpoints[0], settings, Metrics(CollectorRegistry()),
-                     evaluators=LocalJudge(LocalJudgeSettings()) if cascade else None,
+                     evaluators=LocalJudge(LocalJudgeSettings(), read_relevance=True)
+                     if cascade else None,
                      cascade=cascade)
     results = [await judge.judge(AssistantTurn(
         trace_id=f"{i + 1:032x}", question=t["question"], answer=t["answer"],

@@ -43,7 +43,14 @@ class DocumentLabel(_Detail):
     label: Relevance
     reasoning: str | None = None
     similarity: float | None = None  # question-document cosine
+    relevance: float | None = None  # the claim-support model's P(it helps answer); cascade only
     decided_by: str | None = None  # a cascade's: "local", or the LLM judge's name
+
+    @property
+    def figures(self) -> str:
+        """The local scores it was read from, for the pages: "similarity 0.41, relevance 0.97"."""
+        return ", ".join(f"{name} {value}" for name, value in (
+            ("similarity", self.similarity), ("relevance", self.relevance)) if value is not None)
 
 
 class ClaimLabel(_Detail):

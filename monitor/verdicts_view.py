@@ -178,8 +178,7 @@ def _documents(turn: dict[str, Any], verdicts: list[Verdict]) -> Table:
     table.add_column()
     for i, doc in enumerate(turn.get("documents", []), start=1):
         judged = labels.get(doc.get("id")) or labels.get(i)
-        evidence = "" if judged is None else judged.reasoning or (
-            f"similarity {judged.similarity}" if judged.similarity is not None else "")
+        evidence = "" if judged is None else judged.reasoning or judged.figures
         table.add_row(f"{i}.", _cell(judged.label if judged else "not judged", None),
                       Text.assemble((f"[{doc.get('id') or '-'}] ", "bold"), doc.get("content") or "",
                                     (f"  ({evidence})" if evidence else "", "dim")))

@@ -110,13 +110,15 @@ async def test_only_the_unsure_claims_are_sent_and_labelled_by_the_llm(local: Lo
     assert re.findall(r"^<\d+> (.*)$", user, re.MULTILINE) == checkable
     schema = request["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["claims"]["maxItems"] == len(checkable)
+    assert schema["properties"]["documents"]["maxItems"] == 0
+    assert "Documents to label: (none)" in user
     claims = result.get("groundedness").claims
     assert [c.claim for c in claims] == [c.claim for c in alone.get("groundedness").claims]
     assert [c.decided_by for c in claims] == [
         "judge-a" if c.claim in checkable else "local" for c in claims]
     assert [c.label for c in claims][:2] == ["inferable", "inferable"]
     assert all(c.reasoning for c in claims if c.claim in checkable)
-    assert result.calls == 1 and result.prompt_version == "answer_claims@1"
+    assert result.calls == 1 and result.prompt_version == "answer_claims@2"
     # the LLM was asked about the answer, so its labels decide the answer
     assert result.get("completeness").signals.decided_by == "judge-a"
     assert result.get("groundedness").signals.decided_by == "+".join(
@@ -133,14 +135,89 @@ async def test_an_invented_claim_the_llm_is_asked_about_is_ungrounded(local: Loc
     assert result.get("groundedness").score == 0.5
 
 
-async def test_unsure_documents_alone_go_to_the_llm(local: LocalJudge) -> None:
+async def test_unsure_documents_and_claims_are_asked_in_one_call(local: LocalJudge) -> None:
+    with ScriptedOpenAIServer(judge_model) as server:
+        result = await cascade_judge(server, local, context_relevance=UNSURE,
+                                     groundedness=UNSURE).judge(turn())
+        [request] = server.requests  # the documents ride along with the claims
+    assert prompt_of(request) == "answer_claims"
+    user = request["messages"][1]["content"]
+    assert "Documents to label: [1], [2]" in user
+    assert user.count("Refunds are issued within 30 days of purchase.") == 1  # sent once
+    schema = request["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["documents"]["maxItems"] == 2
+    documents = result.get("context_relevance").documents
+    assert [(d.index, d.label, d.decided_by) for d in documents] == [
+        (1, "relevant", "judge-a"), (2, "irrelevant", "judge-a")]
+    assert result.get("context_relevance").score == 0.5
+    assert {c.decided_by for c in result.get("groundedness").claims} >= {"judge-a"}
+    assert result.calls == 1
+
+
+async def test_unsure_documents_alone_go_to_the_llm_unless_they_back_the_answer(
+        local: LocalJudge) -> None:
+    # The documents' cosines are all inside the band, the answer's claims surely supported by
+    # the first: it holds the answer, so it is relevant without asking; the second is asked.
     with ScriptedOpenAIServer(judge_model) as server:
         result = await cascade_judge(server, local, context_relevance=UNSURE).judge(turn())
         [request] = server.requests
     assert prompt_of(request) == "context_relevance"
-    documents = result.get("context_relevance").documents
-    assert [(d.index, d.label, d.decided_by) for d in documents] == [
-        (1, "relevant", "judge-a"), (2, "irrelevant", "judge-a")]
+    assert "Our offices close" in request["messages"][1]["content"]
+    assert "Refunds are issued within 30 days of purchase" not in request["messages"][1]["content"]
+    first, second = result.get("context_relevance").documents
+    assert (first.label, first.decided_by) == ("relevant", "local")
+    assert first.id == "kb-1" and "supports the answer's claim" in first.reasoning
+    assert (second.label, second.decided_by) == ("irrelevant", "judge-a")
+
+
+async def test_the_models_relevance_decides_a_document_the_cosine_leaves_unsure() -> None:
+    local = LocalJudge(LocalJudgeSettings(), read_relevance=True)
+    alone = await local.judge(turn())
+    relevance = [d.relevance for d in alone.get("context_relevance").documents]
+    assert relevance[0] > 0.5 > relevance[1]  # the refund policy, the office hours
+    between = (relevance[1] + 0.01, relevance[0] - 0.01)  # each one surely decided
+    with ScriptedOpenAIServer(judge_model) as server:
+        result = await cascade_judge(server, local, context_relevance=UNSURE,
+                                     context_relevance_model=between,
+                                     groundedness=(2.0, 2.0)).judge(turn())  # no evidence
+        assert server.requests == []
+        documents = result.get("context_relevance").documents
+        assert [(d.label, d.decided_by) for d in documents] == [("relevant", "local"),
+                                                                  ("irrelevant", "local")]
+        # where the cosine is sure the other way, the two disagree: the LLM decides
+        result = await cascade_judge(server, local, context_relevance=(2.0, 2.0),
+                                     context_relevance_model=between,
+                                     groundedness=(2.0, 2.0)).judge(turn())
+        [request] = server.requests
+    assert prompt_of(request) == "context_relevance"
+    assert [d.decided_by for d in result.get("context_relevance").documents] == [
+        "judge-a", "local"]
+
+
+async def test_an_answer_that_a_document_surely_supports_does_not_decline(local: LocalJudge
+                                                                          ) -> None:
+    # A real answer the no-answer detector doubted (0.53): its claims are in the documents.
+    # (bench/judge_cost.py's turn 21, as it is there but for its two distractors)
+    documents = [RetrievedDocument(id="kb-7", content=(
+        "To factory-reset the Orbit robot vacuum, hold the recessed reset button for 10 seconds "
+        "until the status light blinks amber, then wait about two minutes for it to restart.")),
+        RetrievedDocument(id="kb-8", content=(
+            "A factory reset erases all custom settings, paired devices and saved networks on "
+            "the Orbit robot vacuum. Back up your configuration from the companion app first."))]
+    answer = ("Hold the reset button on your Orbit robot vacuum for 10 seconds until the light "
+              "blinks amber, then let it restart for about two minutes. Note that this erases all "
+              "custom settings and paired devices, so back up your configuration in the app "
+              "first.")
+    reset_turn = AssistantTurn(trace_id="e" * 32, answer=answer, documents=documents,
+                               question="How do I reset my Orbit robot vacuum to factory settings?")
+    alone = await local.judge(reset_turn)
+    assert alone.get("completeness").label == "complete"
+    assert "no-answer detector gave" in alone.get("completeness").rationale
+    assert alone.get("groundedness").claims[0].support >= local.claim_support.sure
+    with ScriptedOpenAIServer(judge_model) as server:
+        result = await cascade_judge(server, local, no_answer=UNSURE).judge(reset_turn)
+        assert server.requests == []  # the supported claim says it answers
+    assert result.get("completeness").signals.decided_by == "local"
 
 
 async def test_a_sure_refusal_is_settled_locally(local: LocalJudge) -> None:
@@ -153,13 +230,23 @@ async def test_a_sure_refusal_is_settled_locally(local: LocalJudge) -> None:
     assert result.get("groundedness") is None
 
 
-async def test_unsure_whether_it_answers_the_llm_judges_the_whole_answer(local: LocalJudge) -> None:
+async def test_unsure_whether_it_answers_the_llm_judges_the_answer(local: LocalJudge) -> None:
     with ScriptedOpenAIServer(judge_model) as server:
-        result = await cascade_judge(server, local, no_answer=UNSURE).judge(turn())
+        result = await cascade_judge(server, local, no_answer=UNSURE,
+                                     groundedness=UNSURE).judge(turn())
         [request] = server.requests
-    assert prompt_of(request) == "answer"  # claims of its own, as without the cascade
-    assert {c.decided_by for c in result.get("groundedness").claims} == {"judge-a"}
+    assert prompt_of(request) == "answer_claims"  # the local claims, labelled by the LLM
+    assert result.get("completeness").signals.decided_by == "judge-a"
     assert result.get("answer_relevance").signals.decided_by == "judge-a"
+    # a refusal has no local claims (the local judge reads none of a no-answer): the LLM judges
+    # the whole answer, claims of its own, as without the cascade
+    refusal = "I'm sorry, I could not find any information about that in the documents."
+    with ScriptedOpenAIServer(judge_model) as server:
+        result = await cascade_judge(server, local, no_answer=UNSURE).judge(turn(refusal))
+        [request] = server.requests  # (the documents are sure)
+    assert prompt_of(request) == "answer"
+    assert result.get("completeness").label == "no_answer"
+    assert result.get("completeness").signals.decided_by == "judge-a"
 
 
 async def test_an_outage_does_not_stop_the_turns_the_local_judge_is_sure_of(local: LocalJudge

@@ -78,6 +78,7 @@ class Bands(NamedTuple):
     answer_relevance: Band  # question-answer cosine
     no_answer: Band  # the no-answer probability
     groundedness: Band  # claim support
+    context_relevance_model: Band  # the claim-support model's question-document relevance
 
 
 LOCAL = "local"
@@ -99,12 +100,17 @@ def settle(turn: AssistantTurn, local: JudgeResult, bands: Bands) -> LocalPart:
     context = local.get("context_relevance")
     local_documents = iter(context.documents or () if context else ())
     documents: list[DocumentLabel | None] = []
+    labels: list[DocumentLabel | None] = []  # the local judge's (None: a blank document)
+    names: list[str | None] = []  # each one's name in a claim's `evidence`
     for d in turn.documents:
         if not d.content:
             continue  # not read by the LLM judge either
         # The local judge skipped whitespace-only documents: the LLM judges those.
         label = next(local_documents, None) if d.content.strip() else None
-        relevant = decide(label.similarity if label else None, bands.context_relevance)
+        labels.append(label)
+        names.append(None if label is None else
+                     d.id or f"document {sum(x is not None for x in labels)}")
+        relevant = _document_relevant(label, bands) if label else None
         documents.append(None if relevant is None else label.model_copy(update={  # type: ignore[union-attr]
             "label": "relevant" if relevant else "irrelevant", "decided_by": LOCAL}))
     part = LocalPart(documents)
@@ -112,21 +118,7 @@ def settle(turn: AssistantTurn, local: JudgeResult, bands: Bands) -> LocalPart:
     completeness, relevance = local.get("completeness"), local.get("answer_relevance")
     if completeness is None:
         return part  # nothing read of the answer (no question): the LLM judges it
-    signals = completeness.signals
-    declines = True if signals is None else decide(signals.no_answer_probability, bands.no_answer)
-    if declines:  # empty, or surely declining: an answer that responds, with nothing to check
-        part.answer = [
-            Verdict("answer_relevance", label="relevant", rationale="a refusal responds to the "
-                    "question; completeness counts it", signals=Signals(decided_by=LOCAL)),
-            Verdict("completeness", label="no_answer", rationale=completeness.rationale,
-                    signals=(signals or Signals()).model_copy(update={"decided_by": LOCAL}))]
-        return part
     grounded = local.get("groundedness")
-    if declines is None or grounded is None and any(d.content and d.content.strip()
-                                                     for d in turn.documents):
-        return part  # unsure whether it answers, or no claims read: the LLM judges the answer
-    similarity = relevance.signals.similarity if relevance and relevance.signals else None
-    relevant = decide(similarity, bands.answer_relevance)
     claims = []
     for i, claim in enumerate(grounded.claims or () if grounded else ()):
         supported = decide(claim.support, bands.groundedness)
@@ -136,9 +128,27 @@ def settle(turn: AssistantTurn, local: JudgeResult, bands: Bands) -> LocalPart:
                       else claim if supported is None else claim.model_copy(update={
                           "label": "inferable" if supported else "ungrounded",
                           "decided_by": LOCAL}))
-    part.claims = claims if grounded else None
-    if relevant is None or part.unsure:
+    asserted = [c for c in claims if c.label == "inferable" and c.decided_by == LOCAL]
+    signals = completeness.signals
+    # An answer with a claim the documents surely support asserts something: it does not decline.
+    declines = True if signals is None else False if asserted else decide(
+        signals.no_answer_probability, bands.no_answer)
+    if declines:  # empty, or surely declining: an answer that responds, with nothing to check
+        part.answer = [
+            Verdict("answer_relevance", label="relevant", rationale="a refusal responds to the "
+                    "question; completeness counts it", signals=Signals(decided_by=LOCAL)),
+            Verdict("completeness", label="no_answer", rationale=completeness.rationale,
+                    signals=(signals or Signals()).model_copy(update={"decided_by": LOCAL}))]
         return part
+    if grounded is None and any(d.content and d.content.strip() for d in turn.documents):
+        return part  # no claims read (it declines, locally): the LLM judges the answer whole
+    similarity = relevance.signals.similarity if relevance and relevance.signals else None
+    relevant = decide(similarity, bands.answer_relevance)
+    if relevant:
+        _relevant_by_evidence(part.documents, labels, names, asserted)
+    part.claims = claims if grounded else None
+    if declines is None or relevant is None or part.unsure:
+        return part  # the LLM judges the answer, and labels the unsure claims
     decided = Signals(similarity=similarity, decided_by=LOCAL)
     part.answer = [
         Verdict("answer_relevance", label="relevant" if relevant else "irrelevant",
@@ -149,6 +159,33 @@ def settle(turn: AssistantTurn, local: JudgeResult, bands: Bands) -> LocalPart:
     if grounded is not None:
         part.answer.append(groundedness(claims))
     return part
+
+
+def _document_relevant(label: DocumentLabel, bands: Bands) -> bool | None:
+    """Two local opinions: the question-document cosine, and the claim-support model's relevance
+    where it was read. Either decides where it is sure and the other is not sure otherwise."""
+    by_cosine = decide(label.similarity, bands.context_relevance)
+    by_model = decide(label.relevance, bands.context_relevance_model)
+    if by_cosine is None or by_model is None:
+        return by_model if by_cosine is None else by_cosine
+    return by_cosine if by_cosine == by_model else None
+
+
+def _relevant_by_evidence(documents: list[DocumentLabel | None],
+                          labels: list[DocumentLabel | None], names: list[str | None],
+                          asserted: list[ClaimLabel]) -> None:
+    """An unsure document that surely supports a claim of an answer surely relevant to the
+    question holds what answers it: relevant, decided locally. (Nothing says a document is
+    irrelevant: an answer need not use every relevant document.)"""
+    for position, (label, name) in enumerate(zip(labels, names, strict=True)):
+        if documents[position] is not None or label is None or names.count(name) > 1:
+            continue  # decided, blank, or named alike with another: which one is unknown
+        claim = next((c for c in asserted if c.evidence == name), None)
+        if claim is not None:
+            documents[position] = label.model_copy(update={
+                "label": "relevant", "decided_by": LOCAL,
+                "reasoning": f"supports the answer's claim \"{claim.claim}\" "
+                             f"(support {claim.support:.2f})"})
 
 
 def groundedness(claims: list[ClaimLabel]) -> Verdict:

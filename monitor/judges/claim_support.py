@@ -46,6 +46,9 @@ class ClaimSupportModel:
         self._tokenizer = tokenizer(card.parent / self.card["tokenizer"], MAX_TOKENS)
         self.temperature = float(self.card["temperature"])
         self.threshold = float(self.card["threshold"])
+        # Where the dev split's calibration says supported at 95% (the cascade band's upper
+        # edge): a claim this well supported is surely an assertion of the documents' content.
+        self.sure = float(self.card["band"]["high"]) if "band" in self.card else 1.0
         self._cache: OrderedDict[bytes, float] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()  # the session and the cache are shared by judge threads

@@ -29,7 +29,7 @@ def _evaluators(settings: Settings) -> Judge | None:
         return None
     from monitor.judges.local import LocalJudge
 
-    return LocalJudge(settings.judging.local)
+    return LocalJudge(settings.judging.local, read_relevance=settings.judging.cascade.enabled)
 
 
 def build_judge(settings: Settings, metrics: JudgeTelemetry) -> Judge:

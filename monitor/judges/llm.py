@@ -161,10 +161,11 @@ class Endpoint:
         self.valid[tag] += 1
 
     async def complete(self, prompt: Prompt, messages: list[dict[str, str]], usage: Usage,
-                       count: int | None = None) -> str:
+                       items: Items | None = None) -> str:
         s = self.settings
         kwargs: dict[str, Any] = {}
-        response_format = prompt.response_format(s.structured_output, count)
+        response_format = prompt.response_format(
+            s.structured_output, {name: len(i) for name, i in (items or {}).items()})
         if response_format is not None:
             kwargs["response_format"] = response_format
         start = time.perf_counter()
@@ -238,15 +239,18 @@ def majority(labels: list[Label]) -> tuple[Label, float]:
     return winner, votes / len(labels)
 
 
-def _in_order(output: Any, count: int) -> None:
-    """The verdict labels exactly `count` items; put them in index order when the indices are
-    exactly 1..count (else their order is taken as given)."""
-    items = (output.documents if hasattr(output, "documents") else
-             output.claims if hasattr(output, "claims") else output.calls)
-    if len(items) != count:
-        raise ParseError(f"expected {count} labelled items, got {len(items)}")
-    if sorted(item.index for item in items) == list(range(1, count + 1)):
-        items.sort(key=lambda item: item.index)
+Items = dict[str, list[int]]  # an output's list -> the indices its items must label, in order
+
+
+def _in_order(output: Any, items: Items) -> None:
+    """Each of the verdict's lists labels exactly as many items as asked; put them in index
+    order when their indices are exactly those asked (else their order is taken as given)."""
+    for name, indices in items.items():
+        labelled = getattr(output, name)
+        if len(labelled) != len(indices):
+            raise ParseError(f"expected {len(indices)} labelled {name}, got {len(labelled)}")
+        if sorted(item.index for item in labelled) == indices:
+            labelled.sort(key=lambda item: item.index)
 
 
 async def _settled(verdicts: list[Verdict]) -> list[Verdict]:
@@ -273,6 +277,10 @@ def _decided_locally(verdict: Verdict) -> bool:
                 *(c.decided_by for c in verdict.claims or ()),
                 verdict.signals.decided_by if verdict.signals else None]
     return any(d is not None and LOCAL in d.split("+") for d in deciders)
+
+
+def _counted(name: str, count: int) -> Items:
+    return {name: list(range(1, count + 1))}
 
 
 def _numbered(items: list[str]) -> str:
@@ -329,19 +337,43 @@ def session_text(turns: list[AssistantTurn]) -> str:
     return "\n".join(lines)
 
 
+def _context_verdict(labels: list[tuple[Relevance, str]],
+                     settled: list[DocumentLabel | None] | None, judge: str) -> Verdict:
+    """Context relevance from every document's (label, reasoning); `settled`: the cascade's
+    local labels (None: labelled by the LLM `judge`), whose own fields are kept."""
+    relevant = sum(label == "relevant" for label, _ in labels)
+    local = settled or [None] * len(labels)
+    documents = tuple(
+        DocumentLabel(index=i + 1, label=label, reasoning=why) if settled is None
+        else mine.model_copy(update={"index": i + 1}) if mine is not None
+        else DocumentLabel(index=i + 1, label=label, reasoning=why, decided_by=judge)
+        for i, ((label, why), mine) in enumerate(zip(labels, local, strict=True)))
+    deciders = sorted({d.decided_by for d in documents if d.decided_by})
+    return Verdict("context_relevance", score=relevant / len(labels),
+                   rationale=f"{relevant} of {len(labels)} documents relevant", documents=documents,
+                   signals=Signals(decided_by="+".join(deciders)) if deciders else None)
+
+
 def cascade_bands(cascade: CascadeSettings, local: Any) -> Bands:
-    """The configured bands; the claim-support band from the local model's card by default."""
+    """The configured bands; the claim-support model's from its card by default."""
     if local is None:
         raise ValueError("the cascade needs the local judge, as `evaluators`")
-    grounded = cascade.groundedness
-    if grounded is None:
-        card = local.claim_support.card.get("band")
-        if card is None:
-            raise ValueError("the claim-support model's card has no cascade band: set "
-                             "judging.cascade.groundedness")
-        grounded = (card["low"], card["high"])
+    card = local.claim_support.card
+
+    def from_card(configured: tuple[float, float] | None, entry: dict[str, Any] | None,
+                  key: str) -> Band:
+        if configured is not None:
+            return Band(*configured)
+        if entry is None or "band" not in entry:
+            raise ValueError(f"the claim-support model's card has no cascade band: set "
+                             f"judging.cascade.{key}")
+        return Band(entry["band"]["low"], entry["band"]["high"])
+
     return Bands(Band(*cascade.context_relevance), Band(*cascade.answer_relevance),
-                 Band(*cascade.no_answer), Band(*grounded))
+                 Band(*cascade.no_answer),
+                 from_card(cascade.groundedness, card, "groundedness"),
+                 from_card(cascade.context_relevance_model, card.get("relevance"),
+                           "context_relevance_model"))
 
 
 class LLMJudge:
@@ -370,10 +402,10 @@ class LLMJudge:
     async def aclose(self) -> None:
         await self.endpoint.client.close()
 
-    async def _ask(self, prompt: Prompt, usage: Usage, items: int | None = None,
+    async def _ask(self, prompt: Prompt, usage: Usage, items: Items | None = None,
                    extra: str | None = None, **values: str) -> Any:
         """One verdict from the endpoint, re-asked (bounded) when the reply does not parse.
-        `items`: how many documents or calls the verdict must label, in order."""
+        `items`: the documents, claims or calls each of its lists must label, in order."""
         messages = prompt.render(extra, **values)
         for attempt in range(self.settings.parse_retries + 1):
             text = await self.endpoint.complete(prompt, messages, usage, items)
@@ -393,7 +425,7 @@ class LLMJudge:
                 return output
         raise AssertionError("unreachable")
 
-    async def _sampled(self, prompt: Prompt, usage: Usage, items: int | None = None,
+    async def _sampled(self, prompt: Prompt, usage: Usage, items: Items | None = None,
                        extra: str | None = None, **values: str) -> list[Any]:
         samples = self.endpoint.settings.samples
         if extra:
@@ -413,7 +445,10 @@ class LLMJudge:
         question = turn.question or ""
         docs = [d.content for d in turn.documents if d.content]
         tasks = []
-        if question and docs:
+        # The cascade asks about the unsure documents in the call about the answer, when it
+        # makes one: one call a turn at most, the documents sent once.
+        together = (part is not None and part.answer is None and part.claims is not None)
+        if question and docs and not together:
             tasks.append(self._context_relevance(question, docs, usage, scores,
                                                  part.documents if part else None))
         if question and part is not None and part.answer is not None:
@@ -507,7 +542,8 @@ class LLMJudge:
         todo = [i for i, label in enumerate(labels) if label is None]
         if todo:
             extra = fusion_block(scores, ["context_relevance"]) if scores else None
-            outputs = await self._sampled(prompt, usage, len(todo), extra, question=question,
+            outputs = await self._sampled(prompt, usage, _counted("documents", len(todo)), extra,
+                                          question=question,
                                           documents=_numbered([docs[i] for i in todo]),
                                           count=str(len(todo)))
             for position, i in enumerate(todo):
@@ -515,18 +551,7 @@ class LLMJudge:
                 label, _ = majority([v.label for v in votes])
                 labels[i] = (label, votes[0].reasoning)
                 self.cache.put(keys[i], labels[i])
-        decided = [label for label in labels if label is not None]  # every one, by now
-        relevant = sum(label == "relevant" for label, _ in decided)
-        documents = tuple(
-            DocumentLabel(index=i + 1, label=label, reasoning=why) if settled is None
-            else mine.model_copy(update={"index": i + 1}) if mine is not None
-            else DocumentLabel(index=i + 1, label=label, reasoning=why, decided_by=self.name)
-            for i, ((label, why), mine) in enumerate(zip(decided, local, strict=True)))
-        deciders = sorted({d.decided_by for d in documents if d.decided_by})
-        return [Verdict("context_relevance", score=relevant / len(docs),
-                        rationale=f"{relevant} of {len(docs)} documents relevant",
-                        documents=documents,
-                        signals=Signals(decided_by="+".join(deciders)) if deciders else None)]
+        return [_context_verdict(labels, settled, self.name)]  # type: ignore[arg-type]
 
     async def _answer(self, question: str, docs: list[str], answer: str, usage: Usage,
                       scores: dict[str, float] | None = None) -> list[Verdict]:
@@ -570,17 +595,22 @@ class LLMJudge:
     async def _answer_claims(self, question: str, docs: list[str], answer: str, part: LocalPart,
                              claims: list[str], usage: Usage,
                              scores: dict[str, float] | None = None) -> list[Verdict]:
-        """The cascade's answer: the LLM labels the answer and the claims the local judge is
-        unsure of (`claims`, redacted, for `part.unsure`); the other claims keep their label."""
+        """The cascade's call: the LLM labels the documents (of `docs`) and the claims (`claims`,
+        redacted, for `part.unsure`) the local judge is unsure of, and the answer; the other
+        documents and claims keep their local labels."""
         prompt = PROMPTS["answer_claims"]
+        todo = [i + 1 for i, d in enumerate(part.documents) if d is None]  # numbers, as shown
         key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, docs, answer,
-                             claims, bool(scores))
+                             todo, claims, bool(scores))
         outputs = self.cache.get(key)
         if outputs is None:
-            extra = fusion_block(scores, ["answer_relevance", "completeness", "groundedness"]) \
+            metrics = ["answer_relevance", "completeness", "groundedness"]
+            extra = fusion_block(scores, ["context_relevance"] * bool(todo) + metrics) \
                 if scores else None
             outputs = await self._sampled(
-                prompt, usage, len(claims), extra, question=question, documents=_numbered(docs),
+                prompt, usage, {"documents": todo, **_counted("claims", len(claims))}, extra,
+                question=question, documents=_numbered(docs),
+                labelled=", ".join(f"[{i}]" for i in todo) or "(none)",
                 answer=answer or "(empty)", count=str(len(claims)),
                 claims="\n".join(f"<{i}> {c}" for i, c in enumerate(claims, 1)) or "(none)")
             self.cache.put(key, outputs)
@@ -593,6 +623,13 @@ class LLMJudge:
                     agreement=Agreement(share=relevance_agreement), signals=decided),
             Verdict("completeness", label=completeness, rationale=outputs[0].completeness.reasoning,
                     agreement=Agreement(share=completeness_agreement), signals=decided)]
+        if docs:
+            answered = {number: (majority([o.documents[position].label for o in outputs])[0],
+                                 outputs[0].documents[position].reasoning)
+                        for position, number in enumerate(todo)}
+            verdicts.append(_context_verdict(
+                [(d.label, "") if d is not None else answered[i] for i, d in
+                 enumerate(part.documents, 1)], part.documents, self.name))
         if completeness != "no_answer":
             labelled = list(part.claims or ())
             for position, i in enumerate(part.unsure):
@@ -635,7 +672,8 @@ class LLMJudge:
         key = self.cache.key(prompt.tag, self.endpoint.settings.model, question, calls)
         outputs = self.cache.get(key)
         if outputs is None:
-            outputs = await self._sampled(prompt, usage, len(calls), question=question,
+            outputs = await self._sampled(prompt, usage, _counted("calls", len(calls)),
+                                          question=question,
                                           calls=_numbered(calls), count=str(len(calls)))
             self.cache.put(key, outputs)
         labelled = []

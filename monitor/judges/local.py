@@ -8,9 +8,10 @@ nobody mistakes them for an LLM verdict. What each one does:
 - answer relevance: cosine(question, answer) against a threshold.
 - completeness: `no_answer` when the answer is empty (whitespace, punctuation, bare list markers)
   or the no-answer detector (a logistic regression on the answer's embedding, trained by
-  bench/train_no_answer.py, shipped in models/no_answer.json) says it declines; else `complete`
-  when the answer is relevant, `incomplete` when it is not (a local evaluator cannot check
-  coverage: an LLM judge does that).
+  bench/train_no_answer.py, shipped in models/no_answer.json) says it declines and none of its
+  claims is surely supported by the documents (the claim-support model's `sure` level); else
+  `complete` when the answer is relevant, `incomplete` when it is not (a local evaluator cannot
+  check coverage: an LLM judge does that).
 - groundedness: the answer split into claims; generic claims (pleasantries) set aside; each other
   claim, under its question, is read against document windows by the claim-support
   cross-encoder (MiniLM-L6 fine-tuned by training/claim_support/ on VitaminC and question-answer
@@ -58,8 +59,12 @@ class LocalJudge:
     name = "local"
 
     def __init__(self, settings: LocalJudgeSettings, embedder: Embedder | None = None,
-                 claim_support: ClaimSupportModel | None = None) -> None:
+                 claim_support: ClaimSupportModel | None = None,
+                 read_relevance: bool = False) -> None:
+        """`read_relevance`: also read each document's relevance with the claim-support model
+        (the cascade's second opinion where the cosine is unsure; it costs a pair a document)."""
         self.settings = settings
+        self.read_relevance = read_relevance
         self.embedder = embedder or Embedder(threads=settings.threads,
                                              max_chars=settings.embed_chars,
                                              max_tokens=settings.embed_tokens)
@@ -90,6 +95,8 @@ class LocalJudge:
         if q is not None and docs:
             sims = doc_vectors @ q
             relevant = [bool(x >= s.context_relevance_threshold) for x in sims]
+            read = (self._relevance(question, docs) if self.read_relevance
+                    else [None] * len(docs))
             skipped = f" ({blank} empty documents skipped)" if blank else ""
             verdicts.append(Verdict(
                 "context_relevance", score=sum(relevant) / len(relevant),
@@ -97,8 +104,8 @@ class LocalJudge:
                           + skipped,
                 documents=tuple(
                     DocumentLabel(id=d.id, label="relevant" if r else "irrelevant",
-                                  similarity=round(float(x), 4))
-                    for d, r, x in zip(kept, relevant, sims, strict=True)),
+                                  similarity=round(float(x), 4), relevance=m)
+                    for d, r, x, m in zip(kept, relevant, sims, read, strict=True)),
                 signals=Signals(empty_documents_skipped=blank)))
 
         empty = is_empty(turn.answer)
@@ -110,6 +117,15 @@ class LocalJudge:
                     self.no_answer.probability(answer_vector) if may_decline(turn.answer or "")
                     else 0.0)
         no_answer = empty or (declines is not None and declines >= s.no_answer_threshold)
+        grounded = (self._groundedness(turn.question, turn.answer or "", kept)
+                    if docs and not empty else None)
+        # A claim the documents surely support is an assertion, not a refusal: the detector
+        # reads the answer's wording alone and doubts some instructions ("Hold the button...").
+        asserts = max((c.support for c in grounded.claims or () if c.support is not None),
+                      default=None) if grounded else None
+        answers_anyway = (no_answer and not empty and asserts is not None
+                          and asserts >= self.claim_support.sure)
+        no_answer = no_answer and not answers_anyway
         answer_similarity = None
         if q is not None and answer_vector is not None and not no_answer:
             answer_similarity = float(answer_vector @ q)
@@ -128,9 +144,12 @@ class LocalJudge:
                     no_answer_probability=round(declines or 0.0, 4))))
         elif answer_similarity is not None:
             complete = answer_similarity >= s.answer_relevance_threshold
+            overruled = (f" (a claim is supported at {asserts:.2f}, though the no-answer "
+                         f"detector gave {declines:.2f})" if answers_anyway else "")
             verdicts.append(Verdict(
                 "completeness", label="complete" if complete else "incomplete",
-                rationale="answers the question" if complete else "does not address the question",
+                rationale=("answers the question" if complete else "does not address the question")
+                          + overruled,
                 signals=Signals(no_answer_probability=round(declines or 0.0, 4))))
 
         if turn.agentic and no_answer:
@@ -141,10 +160,23 @@ class LocalJudge:
                 "goal_completion", label="failed",
                 rationale=f"{'looped and ' if t.loops else ''}gave up: no answer after {t.steps} "
                           f"steps ({t.tool_errors} failed tool calls, {t.loops} repeated)"))
-        if docs and not no_answer and turn.answer:
-            verdicts.append(self._groundedness(turn.question, turn.answer, kept))
+        if grounded is not None and not no_answer:
+            verdicts.append(grounded)
         return JudgeResult(self.name, verdicts, latency_s=time.perf_counter() - start,
                            model=self.model)
+
+    def _relevance(self, question: str, docs: list[str]) -> list[float | None]:
+        """The claim-support model's P(the document helps answer the question), on the windows
+        of each document sharing most words with the question (the best one decides)."""
+        s = self.settings
+        texts = []
+        for doc in docs:
+            spans = windows(doc, s.window_words)
+            spans.sort(key=lambda span: lexical_support(question, doc[span[0]:span[1]]),
+                       reverse=True)
+            texts.append([doc[a:b] for a, b in spans[:s.windows_read]])
+        scores = iter(self.claim_support.probabilities([(question, t) for ts in texts for t in ts]))
+        return [round(max(float(next(scores)) for _ in ts), 4) for ts in texts]
 
     def _groundedness(self, question: str | None, answer: str,
                       documents: list[RetrievedDocument]) -> Verdict:

@@ -79,9 +79,10 @@ class GivenClaimLabel(_Output):
 
 
 class AnswerClaimsOutput(_Output):
-    """The answer's labels, and the given claims' (the cascade asks only about those it is
-    unsure of)."""
+    """The documents' labels, the answer's and the given claims' (the cascade asks only about
+    the documents and claims it is unsure of, in one call)."""
 
+    documents: list[DocumentLabel]
     answer_relevance: AnswerRelevanceLabel
     completeness: CompletenessLabel
     claims: list[GivenClaimLabel]
@@ -146,15 +147,14 @@ class Prompt:
         return [{"role": "system", "content": self.system.safe_substitute(nonce=nonce)},
                 {"role": "user", "content": user}]
 
-    def response_format(self, mode: str, count: int | None = None) -> dict[str, Any] | None:
-        """`count`: the exact number of items the output's list must have (one per document or
-        tool call), so a constrained decoder cannot skip or add any."""
+    def response_format(self, mode: str, counts: dict[str, int] | None = None
+                        ) -> dict[str, Any] | None:
+        """`counts`: the exact number of items each of the output's lists must have (one per
+        document, claim or tool call), so a constrained decoder cannot skip or add any."""
         if mode in ("json_schema", "json_object_schema"):
             schema = self.output.model_json_schema()
-            if count is not None:
-                for field in schema["properties"].values():
-                    if field.get("type") == "array":
-                        field["minItems"] = field["maxItems"] = count
+            for name, count in (counts or {}).items():
+                schema["properties"][name]["minItems"] = schema["properties"][name]["maxItems"] = count
             if mode == "json_object_schema":  # llama-cpp-python's server, Anyscale, Together
                 return {"type": "json_object", "schema": schema}
             return {"type": "json_schema", "json_schema": {

@@ -248,8 +248,7 @@ def _document_labels(docs: list[dict[str, Any]], verdicts: list[tuple[dict[str, 
             judged = by_key.get(doc.get("id")) or by_key.get(i)
             if judged is None:
                 continue
-            why = judged.reasoning or (f"similarity {judged.similarity}"
-                                       if judged.similarity is not None else "")
+            why = judged.reasoning or judged.figures
             if judged.decided_by:
                 why = f"{why} (decided by {judged.decided_by})" if why else \
                     f"decided by {judged.decided_by}"

@@ -93,6 +93,15 @@ def _session(data: str) -> dict[str, str]:
             "frustration": "high" if complaints >= 2 else "some" if complaints else "none"}
 
 
+def _documents(numbered: list[tuple[int, str]], q_words: set[str], forced: str | None
+               ) -> list[dict[str, Any]]:
+    return [{"index": i, "reasoning": "Shares the question's subject." if words(d) & q_words
+             else "About something else.",
+             "label": forced if forced in ("relevant", "irrelevant") else
+             ("relevant" if words(d) & q_words else "irrelevant")}
+            for i, d in numbered]
+
+
 def judge_model(request: dict[str, Any]) -> Reply:
     system = request["messages"][0]["content"]
     user = request["messages"][1]["content"]
@@ -110,13 +119,7 @@ def judge_model(request: dict[str, Any]) -> Reply:
         value = schema["properties"]["label"]["enum"][0] if "label" in asked else 1.0
         out = {"reasoning": "judged by the scripted model", asked.pop(): value}
     elif "retrieval system" in system:
-        docs = _numbered(data)
-        out = {"documents": [
-            {"index": i, "reasoning": "Shares the question's subject." if words(d) & q_words
-             else "About something else.",
-             "label": forced if forced in ("relevant", "irrelevant") else
-             ("relevant" if words(d) & q_words else "irrelevant")}
-            for i, d in enumerate(docs, 1)]}
+        out = {"documents": _documents(list(enumerate(_numbered(data), 1)), q_words, forced)}
     elif "tool calls" in system:
         calls = _numbered(data)
         out = {"calls": []}
@@ -141,7 +144,11 @@ def judge_model(request: dict[str, Any]) -> Reply:
             w = words(sentence)
             return "inferable" if w and len(w & words(docs)) / len(w) >= 0.6 else "ungrounded"
 
-        if given:
+        if given:  # with the documents it lists to label
+            listed = re.search(r"^Documents to label: (.*)$", data, re.MULTILINE)
+            numbers = [int(n) for n in re.findall(r"\[(\d+)\]", listed.group(1))] if listed else []
+            shown = _numbered(data)
+            out_documents = _documents([(n, shown[n - 1]) for n in numbers], q_words, forced)
             claims = [{"index": int(m.group(1)), "reasoning": "compared with the documents",
                        "label": label(m.group(2).strip())}
                       for m in re.finditer(r"^<(\d+)> (.*)$", data, re.MULTILINE)]
@@ -160,6 +167,8 @@ def judge_model(request: dict[str, Any]) -> Reply:
                "completeness": {"reasoning": f"covers the question: {answer[:200]}",
                                 "label": completeness},
                "claims": claims}
+        if given:
+            out = {"documents": out_documents, **out}
     text = json.dumps(out)
     return Reply(content=text, prompt_tokens=sum(len(m["content"]) // 4 for m in request["messages"]),
                  completion_tokens=len(text) // 4)
