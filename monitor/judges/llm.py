@@ -446,7 +446,7 @@ class LLMJudge:
         docs = [d.content for d in turn.documents if d.content]
         tasks = []
         # The cascade asks about the unsure documents in the call about the answer, when it
-        # makes one: one call a turn at most, the documents sent once.
+        # makes one: one call, the documents sent once.
         together = (part is not None and part.answer is None and part.claims is not None)
         if question and docs and not together:
             tasks.append(self._context_relevance(question, docs, usage, scores,

@@ -34,6 +34,9 @@ supports the claim. Two sources, each split by its own unit so no passage is on 
   a long claim is supported only word for word ("the light blinks amber" for "the status light
   blinks amber" read as an edit).
 
+- With --snippets, the same task on short documents and short questions (kinds `snippet_*`):
+  each question, three in ten shortened, against one or two sentences (see `snippet_pairs`).
+
 - With --relevance, question-document relevance pairs (source `relevance`, text_a the question
   alone): each SQuAD-shifts question against a window holding its answer (1), and against the
   window sharing most words with it of another paragraph of the same article, or of another
@@ -264,6 +267,101 @@ def relevance_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[
                        "label": 0, "kind": "other_article"}
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences of `text` (a regex cut: no model needed)."""
+    spans, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        spans.append((start, m.start()))
+        start = m.end()
+    return spans + [(start, len(text))] if start < len(text) else spans
+
+
+def snippet(text: str, spans: list[tuple[int, int]], i: int, rng: random.Random) -> str:
+    """Sentence `i` of `text`, with a neighbour two times in five: a knowledge-base snippet."""
+    lo, hi = i, i
+    if rng.random() < 0.4 and len(spans) > 1:
+        lo, hi = (i - 1, i) if i == len(spans) - 1 or i > 0 and rng.random() < 0.5 else (i, i + 1)
+    return text[spans[lo][0]:spans[hi][1]].strip()
+
+
+def shortened(question: str, rng: random.Random) -> str:
+    """The question less one to three lower-case words inside it (never its first or last word
+    or a question word), as people type it: "Who directed the film Heat?" -> "Who directed
+    Heat?"."""
+    words = question.split()
+    if len(words) < 6:
+        return question
+    inner = [i for i in range(1, len(words) - 1)
+             if words[i].islower() and words[i].strip("?,.").lower() not in QUESTION_STOPWORDS - {
+                 "the", "a", "an", "of", "in", "on", "at", "for", "with"}]
+    if not inner:
+        return question
+    start = rng.choice(inner)
+    end = start
+    while end + 1 < len(words) - 1 and end + 1 - start < rng.randint(1, 3) and words[end + 1].islower():
+        end += 1
+    return " ".join(words[:start] + words[end + 1:])
+
+
+def closest_sentence(question: str, text: str, rng: random.Random) -> str:
+    """The snippet of `text` around its sentence sharing most words with `question`."""
+    asked = {w for w in re.findall(r"[a-z0-9]+", question.lower()) if w not in QUESTION_STOPWORDS}
+    spans = sentences(text)
+    shared = [len(asked & set(re.findall(r"[a-z0-9]+", text[a:b].lower()))) for a, b in spans]
+    best = [i for i, n in enumerate(shared) if n == max(shared)]
+    return snippet(text, spans, rng.choice(best), rng)
+
+
+def snippet_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[str, Any]]:
+    """Relevance on short documents and short questions (source `relevance`, kinds
+    `snippet_relevant`, `snippet_same_article`, `snippet_other_article`): each SQuAD-shifts
+    question, shortened three times in ten, against the sentence holding its answer (with a
+    neighbour two times in five), the sentence sharing most words with it of another paragraph
+    of the same article without the answer, and a sentence of another article's paragraph (the
+    closest one or any, half and half); all of its own split. The window pairs taught a model
+    that a one-sentence snippet or a three-word question is never quite relevant."""
+    rng = random.Random(seed)
+    by_article: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in passages:
+        p["split"] = split_of(f"squad:{p['context']}")
+        by_article[(p["split"], p["article"])].append(p)
+        by_split[p["split"]].append(p)
+    for p in passages:
+        group = hashlib.sha256(p["context"].encode()).hexdigest()[:16]
+        siblings = [o for o in by_article[(p["split"], p["article"])] if o is not p]
+        spans = sentences(p["context"])
+        for qa in p["qas"]:
+            question = qa["question"].strip()
+            if not question or not qa["answers"]:
+                continue
+            gold = qa["answers"][0]
+            answer = gold["text"].strip()
+            start = p["context"].find(answer, max(0, gold["answer_start"] - 20))
+            holding = [i for i, (a, b) in enumerate(spans) if a <= start and start + len(answer) <= b]
+            if not answer or start < 0 or not holding:
+                continue  # an answer across two sentences: no one-sentence snippet holds it
+            asked = shortened(question, rng) if rng.random() < 0.3 else question
+            base = {"text_a": asked, "source": "relevance", "group": group, "split": p["split"]}
+            yield {**base, "text_b": snippet(p["context"], spans, holding[0], rng), "label": 1,
+                   "kind": "snippet_relevant"}
+            lacking = [o for o in siblings if answer.lower() not in o["context"].lower()]
+            if lacking:
+                yield {**base, "text_b": closest_sentence(question, rng.choice(lacking)["context"],
+                                                          rng),
+                       "label": 0, "kind": "snippet_same_article"}
+            other = rng.choice(by_split[p["split"]])
+            if other["article"] != p["article"] and answer.lower() not in other["context"].lower():
+                text = other["context"]
+                spans_other = sentences(text)
+                yield {**base, "label": 0, "kind": "snippet_other_article", "text_b":
+                       closest_sentence(question, text, rng) if rng.random() < 0.5 else
+                       snippet(text, spans_other, rng.randrange(len(spans_other)), rng)}
+
+
 def qa_pairs(passages: list[dict[str, Any]], docs: list[Any], seed: int,
              every_negative: bool = False) -> Iterator[dict[str, Any]]:
     """The pairs of each question; one negative per form, or with `every_negative` each one
@@ -414,6 +512,8 @@ def main() -> None:
                         "claims less a modifier or two (source trimmed), after the rest")
     parser.add_argument("--relevance", action="store_true", help="add to each split question-"
                         "document relevance pairs (source relevance), after the rest")
+    parser.add_argument("--snippets", action="store_true", help="add to each split question-"
+                        "snippet relevance pairs (source relevance, kinds snippet_*), last")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = list(vitaminc(args.bigbench))
@@ -437,6 +537,7 @@ def main() -> None:
     for r in qa + extra:
         r.pop("_trim", None)
     relevance = list(relevance_pairs(passages, args.seed + 4)) if args.relevance else []
+    snippets = list(snippet_pairs(passages, args.seed + 5)) if args.snippets else []
     rng = random.Random(args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "dev", "test"):
@@ -448,6 +549,7 @@ def main() -> None:
         # after the rest, so the other pairs of dev and test keep their order (and calibration)
         part += [r for r in open_questions + paraphrased if r["split"] == split]
         part += [r for r in relevance if r["split"] == split]
+        part += [r for r in snippets if r["split"] == split]
         with (args.out / f"{split}.jsonl").open("w") as out:
             for r in part:
                 out.write(json.dumps({k: v for k, v in r.items() if k != "split"}) + "\n")

