@@ -196,24 +196,21 @@ async def test_the_models_relevance_decides_a_document_the_cosine_leaves_unsure(
 
 async def test_an_answer_that_a_document_surely_supports_does_not_decline(local: LocalJudge
                                                                           ) -> None:
-    # A real answer the no-answer detector doubted (0.53): its claims are in the documents.
-    # (bench/judge_cost.py's turn 21, as it is there but for its two distractors)
+    # An apology before the instructions: the no-answer detector, reading the wording alone,
+    # takes it for a refusal (0.75); the documents surely support what it says.
     documents = [RetrievedDocument(id="kb-7", content=(
         "To factory-reset the Orbit robot vacuum, hold the recessed reset button for 10 seconds "
-        "until the status light blinks amber, then wait about two minutes for it to restart.")),
-        RetrievedDocument(id="kb-8", content=(
-            "A factory reset erases all custom settings, paired devices and saved networks on "
-            "the Orbit robot vacuum. Back up your configuration from the companion app first."))]
-    answer = ("Hold the reset button on your Orbit robot vacuum for 10 seconds until the light "
-              "blinks amber, then let it restart for about two minutes. Note that this erases all "
-              "custom settings and paired devices, so back up your configuration in the app "
-              "first.")
+        "until the status light blinks amber, then wait about two minutes for it to restart."))]
+    answer = ("Sorry, I can only tell you this: hold the recessed reset button for 10 seconds "
+              "until the status light blinks amber.")
     reset_turn = AssistantTurn(trace_id="e" * 32, answer=answer, documents=documents,
                                question="How do I reset my Orbit robot vacuum to factory settings?")
     alone = await local.judge(reset_turn)
-    assert alone.get("completeness").label == "complete"
-    assert "no-answer detector gave" in alone.get("completeness").rationale
-    assert alone.get("groundedness").claims[0].support >= local.claim_support.sure
+    completeness = alone.get("completeness")
+    assert completeness.label == "complete"
+    assert completeness.signals.no_answer_probability >= local.settings.no_answer_threshold
+    assert "no-answer detector gave" in completeness.rationale
+    assert max(c.support for c in alone.get("groundedness").claims) >= local.claim_support.sure
     with ScriptedOpenAIServer(judge_model) as server:
         result = await cascade_judge(server, local, no_answer=UNSURE).judge(reset_turn)
         assert server.requests == []  # the supported claim says it answers

@@ -16,7 +16,7 @@ from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 
-SHA256 = "a52ca818f8cbbe3e28c6988be74e2183a038ea8ee28e0d9ce43f17be4ccf5fae"
+SHA256 = "ab1ff40622c868593be72aff12f5fd28a6f87a180fda7834c30c15566f8c1184"
 
 
 @pytest.mark.unit
