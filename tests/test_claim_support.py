@@ -143,3 +143,27 @@ def test_probabilities_are_cached_by_content() -> None:
     first = model.probabilities(pairs)
     assert model.computed == 1 and len(set(first)) == 1
     assert model.probabilities(pairs[:1])[0] == first[0] and model.computed == 1
+
+
+REFUNDS = "Refunds are issued within 30 days of purchase."
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("question", "document", "expected"), [
+    # a short question, a snippet: pass 7 gave 0.09 (it had seen only full questions, windows)
+    ("Who directed Heat?", HEAT.content, "relevant"),
+    ("How long do refunds take?", REFUNDS, "surely relevant"),
+    ("Can I pay with cryptocurrency?", REFUNDS, "irrelevant"),  # pass 7: 0.62
+    ("How long do refunds take?", "Our offices close on public holidays.", "surely irrelevant"),
+])
+def test_the_relevance_it_reads_for_the_cascade(question: str, document: str,
+                                                expected: str) -> None:
+    """Its second task, the question alone against a document: the cascade's second opinion on
+    the documents the cosine leaves unsure, decided outside the card's relevance band."""
+    model = ClaimSupportModel()
+    relevance = model.card["relevance"]
+    [p] = model.probabilities([(question, document)])
+    assert {"relevant": p >= relevance["threshold"],
+            "irrelevant": p < relevance["threshold"],
+            "surely relevant": p >= relevance["band"]["high"],
+            "surely irrelevant": p < relevance["band"]["low"]}[expected], p
