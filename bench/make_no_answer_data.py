@@ -11,9 +11,9 @@ Labels: `no_answer` (the assistant declines: blames the sources, says the contex
 declines with or without "sorry", a short "nothing came up") and `answer` (real answers, many of
 them negative or apologetic, and partial answers that decline one part: those are "incomplete",
 not "no_answer"; short answers; answers that cite their sources; how-to answers in steps; and
-reports that an action the user asked for failed, "Sorry, I couldn't cancel order 77: the order service timed out": the
-assistant answered, the tool failed, which the tool-call metrics count). Written for this
-project; no benchmark text is used.
+reports that an action the user asked for failed, "Sorry, I couldn't cancel order 77: the order
+service timed out": the assistant answered, the tool failed, which the tool-call metrics count).
+Written for this project; no benchmark text is used.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ its framing stripped) decides, trained by bench/train_no_answer.py on
 bench/data/no_answer.jsonl (refusals in many phrasings against real answers, many of them
 negative or apologetic; partial answers that decline one part, reports that a requested action
 failed, "Sorry, I could not cancel that order.", small talk, names, places or figures alone, and
-how-to answers in steps are answers). It is trained on answers embedded one at a time, as the judge embeds them (the
-int8 embedder's vectors shift slightly with the batch an answer is embedded in). Test figures
+how-to answers in steps are answers). It is trained on answers embedded one at a time, as the
+judge embeds them (the int8 embedder's vectors shift slightly with the batch an answer is
+embedded in). Test figures
 (templates and topics held out): balanced accuracy 0.926, refusal recall 0.865, false positives
 1 of 36 negative or apologetic answers, 1 of 24 failed-action reports, 0 of 12 how-to answers
 (multilingual-e5-small, 10x the CPU, had 0.949 on the data before small talk, entity and how-to

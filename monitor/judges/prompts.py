@@ -154,7 +154,8 @@ class Prompt:
         if mode in ("json_schema", "json_object_schema"):
             schema = self.output.model_json_schema()
             for name, count in (counts or {}).items():
-                schema["properties"][name]["minItems"] = schema["properties"][name]["maxItems"] = count
+                field = schema["properties"][name]
+                field["minItems"] = field["maxItems"] = count
             if mode == "json_object_schema":  # llama-cpp-python's server, Anyscale, Together
                 return {"type": "json_object", "schema": schema}
             return {"type": "json_schema", "json_schema": {
