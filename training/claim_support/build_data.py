@@ -229,13 +229,11 @@ def closest_window(question: str, text: str, rng: random.Random) -> str:
     return text[words[begin][0]:words[begin + size - 1][1]]
 
 
-def relevance_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[str, Any]]:
-    """Question-document relevance (source `relevance`; text_a the question alone): each
-    SQuAD-shifts question against a window of its passage holding its answer (`relevant`), the
-    window sharing most words with it of another passage of the same article without the answer
-    (`same_article`: same topic, no help), and of a passage of another article
-    (`other_article`); all of its own split."""
-    rng = random.Random(seed)
+def asked_questions(passages: list[dict[str, Any]]) -> Iterator[tuple[
+        dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], str, str, int]]:
+    """Each SQuAD-shifts question whose answer is found in its passage: (the passage, the other
+    passages of its article in its split, the passages of its split, the question, the answer,
+    where the answer starts); each passage marked with its split."""
     by_article: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in passages:
@@ -243,7 +241,6 @@ def relevance_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[
         by_article[(p["split"], p["article"])].append(p)
         by_split[p["split"]].append(p)
     for p in passages:
-        group = hashlib.sha256(p["context"].encode()).hexdigest()[:16]
         siblings = [o for o in by_article[(p["split"], p["article"])] if o is not p]
         for qa in p["qas"]:
             question = qa["question"].strip()
@@ -252,19 +249,30 @@ def relevance_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[
             gold = qa["answers"][0]
             answer = gold["text"].strip()
             start = p["context"].find(answer, max(0, gold["answer_start"] - 20))
-            if not answer or start < 0:
-                continue
-            base = {"text_a": question, "source": "relevance", "group": group, "split": p["split"]}
-            yield {**base, "text_b": window(p["context"], start, start + len(answer), rng),
-                   "label": 1, "kind": "relevant"}
-            lacking = [o for o in siblings if answer.lower() not in o["context"].lower()]
-            if lacking:
-                yield {**base, "text_b": closest_window(question, rng.choice(lacking)["context"],
-                                                        rng), "label": 0, "kind": "same_article"}
-            other = rng.choice(by_split[p["split"]])
-            if other["article"] != p["article"] and answer.lower() not in other["context"].lower():
-                yield {**base, "text_b": closest_window(question, other["context"], rng),
-                       "label": 0, "kind": "other_article"}
+            if answer and start >= 0:
+                yield p, siblings, by_split[p["split"]], question, answer, start
+
+
+def relevance_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[str, Any]]:
+    """Question-document relevance (source `relevance`; text_a the question alone): each
+    SQuAD-shifts question against a window of its passage holding its answer (`relevant`), the
+    window sharing most words with it of another passage of the same article without the answer
+    (`same_article`: same topic, no help), and of a passage of another article
+    (`other_article`); all of its own split."""
+    rng = random.Random(seed)
+    for p, siblings, same_split, question, answer, start in asked_questions(passages):
+        group = hashlib.sha256(p["context"].encode()).hexdigest()[:16]
+        base = {"text_a": question, "source": "relevance", "group": group, "split": p["split"]}
+        yield {**base, "text_b": window(p["context"], start, start + len(answer), rng),
+               "label": 1, "kind": "relevant"}
+        lacking = [o for o in siblings if answer.lower() not in o["context"].lower()]
+        if lacking:
+            yield {**base, "text_b": closest_window(question, rng.choice(lacking)["context"],
+                                                    rng), "label": 0, "kind": "same_article"}
+        other = rng.choice(same_split)
+        if other["article"] != p["article"] and answer.lower() not in other["context"].lower():
+            yield {**base, "text_b": closest_window(question, other["context"], rng),
+                   "label": 0, "kind": "other_article"}
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -324,42 +332,27 @@ def snippet_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[st
     closest one or any, half and half); all of its own split. The window pairs taught a model
     that a one-sentence snippet or a three-word question is never quite relevant."""
     rng = random.Random(seed)
-    by_article: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    by_split: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for p in passages:
-        p["split"] = split_of(f"squad:{p['context']}")
-        by_article[(p["split"], p["article"])].append(p)
-        by_split[p["split"]].append(p)
-    for p in passages:
-        group = hashlib.sha256(p["context"].encode()).hexdigest()[:16]
-        siblings = [o for o in by_article[(p["split"], p["article"])] if o is not p]
+    for p, siblings, same_split, question, answer, start in asked_questions(passages):
         spans = sentences(p["context"])
-        for qa in p["qas"]:
-            question = qa["question"].strip()
-            if not question or not qa["answers"]:
-                continue
-            gold = qa["answers"][0]
-            answer = gold["text"].strip()
-            start = p["context"].find(answer, max(0, gold["answer_start"] - 20))
-            holding = [i for i, (a, b) in enumerate(spans) if a <= start and start + len(answer) <= b]
-            if not answer or start < 0 or not holding:
-                continue  # an answer across two sentences: no one-sentence snippet holds it
-            asked = shortened(question, rng) if rng.random() < 0.3 else question
-            base = {"text_a": asked, "source": "relevance", "group": group, "split": p["split"]}
-            yield {**base, "text_b": snippet(p["context"], spans, holding[0], rng), "label": 1,
-                   "kind": "snippet_relevant"}
-            lacking = [o for o in siblings if answer.lower() not in o["context"].lower()]
-            if lacking:
-                yield {**base, "text_b": closest_sentence(question, rng.choice(lacking)["context"],
-                                                          rng),
-                       "label": 0, "kind": "snippet_same_article"}
-            other = rng.choice(by_split[p["split"]])
-            if other["article"] != p["article"] and answer.lower() not in other["context"].lower():
-                text = other["context"]
-                spans_other = sentences(text)
-                yield {**base, "label": 0, "kind": "snippet_other_article", "text_b":
-                       closest_sentence(question, text, rng) if rng.random() < 0.5 else
-                       snippet(text, spans_other, rng.randrange(len(spans_other)), rng)}
+        holding = [i for i, (a, b) in enumerate(spans) if a <= start and start + len(answer) <= b]
+        if not holding:
+            continue  # an answer across two sentences: no one-sentence snippet holds it
+        group = hashlib.sha256(p["context"].encode()).hexdigest()[:16]
+        asked = shortened(question, rng) if rng.random() < 0.3 else question
+        base = {"text_a": asked, "source": "relevance", "group": group, "split": p["split"]}
+        yield {**base, "text_b": snippet(p["context"], spans, holding[0], rng), "label": 1,
+               "kind": "snippet_relevant"}
+        lacking = [o for o in siblings if answer.lower() not in o["context"].lower()]
+        if lacking:
+            yield {**base, "text_b": closest_sentence(question, rng.choice(lacking)["context"], rng),
+                   "label": 0, "kind": "snippet_same_article"}
+        other = rng.choice(same_split)
+        if other["article"] != p["article"] and answer.lower() not in other["context"].lower():
+            text = other["context"]
+            other_spans = sentences(text)
+            yield {**base, "label": 0, "kind": "snippet_other_article", "text_b":
+                   closest_sentence(question, text, rng) if rng.random() < 0.5 else
+                   snippet(text, other_spans, rng.randrange(len(other_spans)), rng)}
 
 
 def qa_pairs(passages: list[dict[str, Any]], docs: list[Any], seed: int,
