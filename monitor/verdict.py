@@ -53,6 +53,12 @@ class DocumentLabel(_Detail):
             ("similarity", self.similarity), ("relevance", self.relevance)) if value is not None)
 
 
+def evidence_name(document_id: str | None, number: int) -> str:
+    """How a claim's `evidence` names the document that decided it: its id, else "document N"
+    (N counting from 1 among the documents the local judge read)."""
+    return document_id or f"document {number}"
+
+
 class ClaimLabel(_Detail):
     """One claim of the answer; a local verdict says which passage decided it."""
 

@@ -19,7 +19,14 @@ from typing import NamedTuple
 import numpy as np
 
 from monitor.model import AssistantTurn
-from monitor.verdict import ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
+from monitor.verdict import (
+    ClaimLabel,
+    DocumentLabel,
+    JudgeResult,
+    Signals,
+    Verdict,
+    evidence_name,
+)
 
 TARGET_ACCURACY = 0.95  # the shipped bands are fitted at this accuracy
 
@@ -109,7 +116,7 @@ def settle(turn: AssistantTurn, local: JudgeResult, bands: Bands) -> LocalPart:
         label = next(local_documents, None) if d.content.strip() else None
         labels.append(label)
         names.append(None if label is None else
-                     d.id or f"document {sum(x is not None for x in labels)}")
+                     evidence_name(d.id, sum(x is not None for x in labels)))
         relevant = _document_relevant(label, bands) if label else None
         documents.append(None if relevant is None else label.model_copy(update={  # type: ignore[union-attr]
             "label": "relevant" if relevant else "irrelevant", "decided_by": LOCAL}))

@@ -38,7 +38,14 @@ from monitor.judges.embeddings import DIMENSIONS, Embedder
 from monitor.judges.no_answer import NoAnswerDetector, is_empty, may_decline
 from monitor.judges.text import is_generic, lexical_support, split_claims, strip_framing
 from monitor.model import AssistantTurn, RetrievedDocument
-from monitor.verdict import ClaimLabel, DocumentLabel, JudgeResult, Signals, Verdict
+from monitor.verdict import (
+    ClaimLabel,
+    DocumentLabel,
+    JudgeResult,
+    Signals,
+    Verdict,
+    evidence_name,
+)
 
 SHORT_ANSWER_WORDS = 8  # a one-claim answer this short is read as the answer to the question
 _WORD_SPAN = re.compile(r"\S+")
@@ -123,8 +130,7 @@ class LocalJudge:
         # reads the answer's wording alone and doubts some instructions ("Hold the button...").
         asserts = max((c.support for c in grounded.claims or () if c.support is not None),
                       default=None) if grounded else None
-        answers_anyway = (no_answer and not empty and asserts is not None
-                          and asserts >= self.claim_support.sure)
+        answers_anyway = no_answer and asserts is not None and asserts >= self.claim_support.sure
         no_answer = no_answer and not answers_anyway
         answer_similarity = None
         if q is not None and answer_vector is not None and not no_answer:
@@ -218,7 +224,7 @@ class LocalJudge:
                 claim=claim, label="inferable" if probability >= threshold else "ungrounded",
                 support=round(probability, 4),
                 lexical=round(lexical_support(contents[i], texts[best], keep_stopwords=short), 4),
-                evidence=documents[number].id or f"document {number + 1}",
+                evidence=evidence_name(documents[number].id, number + 1),
                 window=(start, end), passage=texts[best], **extra))
         grounded = sum(c.label == "inferable" for c in labelled)
         ungrounded = sum(c.label == "ungrounded" for c in labelled)

@@ -144,11 +144,7 @@ def judge_model(request: dict[str, Any]) -> Reply:
             w = words(sentence)
             return "inferable" if w and len(w & words(docs)) / len(w) >= 0.6 else "ungrounded"
 
-        if given:  # with the documents it lists to label
-            listed = re.search(r"^Documents to label: (.*)$", data, re.MULTILINE)
-            numbers = [int(n) for n in re.findall(r"\[(\d+)\]", listed.group(1))] if listed else []
-            shown = _numbered(data)
-            out_documents = _documents([(n, shown[n - 1]) for n in numbers], q_words, forced)
+        if given:
             claims = [{"index": int(m.group(1)), "reasoning": "compared with the documents",
                        "label": label(m.group(2).strip())}
                       for m in re.finditer(r"^<(\d+)> (.*)$", data, re.MULTILINE)]
@@ -167,8 +163,12 @@ def judge_model(request: dict[str, Any]) -> Reply:
                "completeness": {"reasoning": f"covers the question: {answer[:200]}",
                                 "label": completeness},
                "claims": claims}
-        if given:
-            out = {"documents": out_documents, **out}
+        if given:  # with the documents it lists to label
+            listed = re.search(r"^Documents to label: (.*)$", data, re.MULTILINE)
+            numbers = [int(n) for n in re.findall(r"\[(\d+)\]", listed.group(1))] if listed else []
+            shown = _numbered(data)
+            out = {"documents": _documents([(n, shown[n - 1]) for n in numbers], q_words, forced),
+                   **out}
     text = json.dumps(out)
     return Reply(content=text, prompt_tokens=sum(len(m["content"]) // 4 for m in request["messages"]),
                  completion_tokens=len(text) // 4)
