@@ -118,7 +118,7 @@ async def test_only_the_unsure_claims_are_sent_and_labelled_by_the_llm(local: Lo
         "judge-a" if c.claim in checkable else "local" for c in claims]
     assert [c.label for c in claims][:2] == ["inferable", "inferable"]
     assert all(c.reasoning for c in claims if c.claim in checkable)
-    assert result.calls == 1 and result.prompt_version == "answer_claims@2"
+    assert result.calls == 1 and result.prompt_version == "answer_claims@3"
     # the LLM was asked about the answer, so its labels decide the answer
     assert result.get("completeness").signals.decided_by == "judge-a"
     assert result.get("groundedness").signals.decided_by == "+".join(

@@ -33,6 +33,11 @@ supports the claim. Two sources, each split by its own unit so no passage is on 
   sentence's modifiers, label kept, source `trimmed`: the model had learnt that under a question
   a long claim is supported only word for word ("the light blinks amber" for "the status light
   blinks amber" read as an edit).
+- With --reworded, each sentence claim (supported or made wrong) also said otherwise, label
+  kept, source `reworded`: an opening phrase moved to the end, words of the same meaning, small
+  numbers in words or figures. An assistant's answer restates its documents in words of its own,
+  and the model doubted such restatements ("let it restart for about two minutes" for "wait
+  about two minutes for it to restart") where it was sure of the document's own words.
 
 - With --snippets, the same task on short documents and short questions (kinds `snippet_*`):
   each question, three in ten shortened, against one or two sentences (see `snippet_pairs`).
@@ -42,6 +47,10 @@ supports the claim. Two sources, each split by its own unit so no passage is on 
   window sharing most words with it of another paragraph of the same article, or of another
   article, that lacks the answer (0). A second task for the same model, measured by export.py
   beside the embedder's cosine.
+
+- With --no-answer bench/data/no_answer.jsonl, a third task (source `no_answer`): does an answer
+  decline to answer (1: a refusal)? The answer alone, split by template and topic as
+  bench/train_no_answer.py splits it, with a quarter of the training templates as dev.
 
 BIG-bench's contextual_parametric_knowledge_conflicts is never read: it is the held-out
 acceptance set. FEVER's bigbench copy has claims without evidence, so it gives no pairs.
@@ -56,12 +65,21 @@ import hashlib
 import json
 import random
 import re
+import sys
 import tarfile
 import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from train_no_answer import ADDED_KINDS, SEED  # noqa: E402
+from train_no_answer import split as no_answer_test_split  # noqa: E402
+
+from monitor.judges.text import strip_framing  # noqa: E402
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
 SQUAD_SHIFTS = ["new_wiki_v1.0", "nyt_v1.0", "reddit_v1.0", "amazon_reviews_v1.0",
@@ -206,6 +224,57 @@ def trimmed(row: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
     for word in rng.sample(present, min(len(present), rng.choice([1, 2]))):
         claim = re.sub(rf"\s*\b{re.escape(word)}\b", "", claim, count=1).strip()
     return {**row, "text_a": f"{question} {claim}", "source": "trimmed"}
+
+
+# Words and phrases an answer says otherwise without changing what it asserts (each way round).
+SAME_MEANING = [("approximately", "about"), ("roughly", "around"), ("began", "started"),
+                ("begins", "starts"), ("begin", "start"), ("completed", "finished"),
+                ("obtained", "got"), ("received", "got"), ("purchased", "bought"),
+                ("assisted", "helped"), ("attempted", "tried"), ("constructed", "built"),
+                ("demonstrated", "showed"), ("numerous", "many"), ("additional", "more"),
+                ("individuals", "people"), ("primarily", "mainly"), ("largely", "mostly"),
+                ("frequently", "often"), ("initially", "at first"), ("subsequently", "later"),
+                ("discovered", "found"), ("requires", "needs"), ("required", "needed"),
+                ("permitted", "allowed"), ("allows", "lets"), ("prior to", "before"),
+                ("in order to", "to"), ("the majority of", "most"), ("due to", "because of"),
+                ("is able to", "can"), ("are able to", "can"), ("was able to", "could"),
+                ("commenced", "began"), ("resides", "lives"), ("resided", "lived"),
+                ("located", "situated"), ("enormous", "huge"), ("rapidly", "quickly"),
+                ("receives", "gets"), ("contains", "holds")]
+NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                "ten", "eleven", "twelve"]
+FRONTED = re.compile(r"^((?:In|On|At|During|After|Before|Since|By|From|Following|Under|Despite|"
+                     r"Within|Throughout|Until|Over|As of|Between|Around)\b[^,]{2,60}),\s+(.+?)"
+                     r"([.!?]?)$")
+
+
+def reworded(row: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
+    """The pair again with its claim said otherwise, label kept (source `reworded`): a phrase
+    that opens the sentence moved to its end, words of the same meaning (SAME_MEANING), small
+    numbers as words or words as numbers. Supported and wrong claims alike, so that an answer
+    in words of its own is not taken for an edited claim. None when nothing applies."""
+    question = row["_trim"][0]
+    claim, before = row["text_a"][len(question) + 1:], row["text_a"][len(question) + 1:]
+    fronted = FRONTED.match(claim)
+    if fronted and rng.random() < 0.7:
+        phrase, rest, stop = fronted.groups()
+        claim = f"{rest[:1].upper()}{rest[1:]} {phrase[:1].lower()}{phrase[1:]}{stop}"
+    for plain, other in rng.sample(SAME_MEANING, len(SAME_MEANING)):
+        for old, new in ((plain, other), (other, plain))[::rng.choice([1, -1])]:
+            found = re.search(rf"\b{old}\b", claim, re.IGNORECASE)
+            if found and rng.random() < 0.7:
+                said = new if found.group()[:1].islower() else new[:1].upper() + new[1:]
+                claim = claim[:found.start()] + said + claim[found.end():]
+                break
+    if rng.random() < 0.7:  # small numbers in words, or words as numbers ("one" is seldom one)
+        claim = re.sub(r"(?<![\w$£€.,:/-])([0-9]|1[0-2])(?![\w%.,:/-])",
+                       lambda m: NUMBER_WORDS[int(m.group(1))], claim) if rng.random() < 0.5 \
+            else re.sub(rf"\b({'|'.join(NUMBER_WORDS[2:])})\b",
+                        lambda m: str(NUMBER_WORDS.index(m.group(1))), claim)
+    if claim == before:
+        return None
+    return {**{k: v for k, v in row.items() if k != "_trim"}, "text_a": f"{question} {claim}",
+            "source": "reworded"}
 
 
 QUESTION_STOPWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how",
@@ -353,6 +422,36 @@ def snippet_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[st
             yield {**base, "label": 0, "kind": "snippet_other_article", "text_b":
                    closest_sentence(question, text, rng) if rng.random() < 0.5 else
                    snippet(text, other_spans, rng.randrange(len(other_spans)), rng)}
+
+
+# The no-answer task's pair: this before the answer alone, without its framing ("According to
+# the documents, ..."). Not the question: with it in the pair, a model trained on a few hundred
+# answers let the question sway its reading of a plain refusal (training/claim_support/README.md).
+DECLINES = "Does the reply decline to answer?"
+
+
+def no_answer_pairs(path: Path) -> Iterator[dict[str, Any]]:
+    """The third task (source `no_answer`): does the answer decline to answer? label 1 for a
+    refusal; kinds as in the file. Test as bench/train_no_answer.py splits it (templates and
+    topics held out); dev a quarter of the other templates of each kind (each draw's seed is
+    its test draw's + 100)."""
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    train, test, unseen = no_answer_test_split(rows)
+    test_templates = {r["template"] for r, t in zip(rows, test, strict=True) if t}
+    dev_templates: set[str] = set()
+    for seed, chosen in [(SEED, [r for r in rows if r["kind"] not in ADDED_KINDS])] + [
+            (seed, [r for r in rows if r["kind"] == kind]) for kind, seed in ADDED_KINDS.items()]:
+        rng = random.Random(seed + 100)
+        for kind in sorted({r["kind"] for r in chosen}):
+            rest = sorted({r["template"] for r in chosen if r["kind"] == kind} - test_templates)
+            dev_templates |= set(rng.sample(rest, round(0.25 * len(rest))))
+    for r, is_train, is_test, is_unseen in zip(rows, train, test, unseen, strict=True):
+        if not (is_train or is_test):
+            continue  # a training template on a test topic
+        split = "test" if is_test else "dev" if r["template"] in dev_templates else "train"
+        yield {"text_a": DECLINES, "text_b": strip_framing(r["answer"]),
+               "label": int(r["label"] == "no_answer"), "source": "no_answer", "kind": r["kind"],
+               "group": r["template"], "split": split, "unseen_topic": bool(is_unseen)}
 
 
 def qa_pairs(passages: list[dict[str, Any]], docs: list[Any], seed: int,
@@ -507,6 +606,10 @@ def main() -> None:
                         "document relevance pairs (source relevance), after the rest")
     parser.add_argument("--snippets", action="store_true", help="add to each split question-"
                         "snippet relevance pairs (source relevance, kinds snippet_*), last")
+    parser.add_argument("--reworded", action="store_true", help="add to each split its "
+                        "sentence claims said otherwise (source reworded), after the rest")
+    parser.add_argument("--no-answer", type=Path, metavar="JSONL", help="add to each split the "
+                        "no-answer task's pairs from this file (bench/data/no_answer.jsonl), last")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = list(vitaminc(args.bigbench))
@@ -524,6 +627,9 @@ def main() -> None:
                               every_negative=True))
         print(f"every negative: {len(extra)} more training pairs", flush=True)
     open_questions = list(asked(rows, args.seed + 2)) if args.open_questions else []
+    rewording = random.Random(args.seed + 6)  # before trimmed(), which takes the rows' _trim
+    said_otherwise = [t for r in qa + extra if "_trim" in r
+                      for t in [reworded(r, rewording)] if t] if args.reworded else []
     trimmer = random.Random(args.seed + 3)
     paraphrased = [t for r in qa + extra if "_trim" in r
                    for t in [trimmed(r, trimmer)] if t] if args.trimmed else []
@@ -531,6 +637,7 @@ def main() -> None:
         r.pop("_trim", None)
     relevance = list(relevance_pairs(passages, args.seed + 4)) if args.relevance else []
     snippets = list(snippet_pairs(passages, args.seed + 5)) if args.snippets else []
+    declining = list(no_answer_pairs(args.no_answer)) if args.no_answer else []
     rng = random.Random(args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "dev", "test"):
@@ -543,6 +650,8 @@ def main() -> None:
         part += [r for r in open_questions + paraphrased if r["split"] == split]
         part += [r for r in relevance if r["split"] == split]
         part += [r for r in snippets if r["split"] == split]
+        part += [r for r in said_otherwise if r["split"] == split]
+        part += [r for r in declining if r["split"] == split]
         with (args.out / f"{split}.jsonl").open("w") as out:
             for r in part:
                 out.write(json.dumps({k: v for k, v in r.items() if k != "split"}) + "\n")

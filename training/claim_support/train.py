@@ -173,8 +173,9 @@ def select_mix(rows: list[dict[str, Any]], pairs: int, mix: str,
     """A targeted draw: `mix` gives each part a share of `pairs`, e.g. "vitaminc=0.4,
     qa/supported=0.26,qa/swapped=0.13,qa/distractor=0.13,qa/absent=0.04,qa/unrelated=0.04".
     A part is a source ("vitaminc") or a source/kind ("qa/swapped"); a row goes to its
-    source/kind when that is named, else to its source, else to none. A part gives at most
-    every row it has (none is drawn twice)."""
+    source/kind when that is named, else to its source, else to none. A part whose share
+    wants more rows than it has gives them all, again, as often as the share asks (the
+    no-answer task has hundreds of rows, not thousands)."""
     shares = {name: float(share) for name, share in (item.split("=") for item in mix.split(","))}
     parts: dict[str, list[dict[str, Any]]] = {name: [] for name in shares}
     for r in rows:
@@ -185,7 +186,8 @@ def select_mix(rows: list[dict[str, Any]], pairs: int, mix: str,
     chosen = []
     for name in sorted(parts):
         rng.shuffle(parts[name])
-        chosen += parts[name][:round(pairs * shares[name] / sum(shares.values()))]
+        wanted = round(pairs * shares[name] / sum(shares.values()))
+        chosen += (parts[name] * (wanted // max(1, len(parts[name])) + 1))[:wanted]
     return chosen
 
 
