@@ -254,7 +254,7 @@ def reworded(row: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
     numbers as words or words as numbers. Supported and wrong claims alike, so that an answer
     in words of its own is not taken for an edited claim. None when nothing applies."""
     question = row["_trim"][0]
-    claim, before = row["text_a"][len(question) + 1:], row["text_a"][len(question) + 1:]
+    claim = before = row["text_a"][len(question) + 1:]
     fronted = FRONTED.match(claim)
     if fronted and rng.random() < 0.7:
         phrase, rest, stop = fronted.groups()

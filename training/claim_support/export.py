@@ -60,19 +60,27 @@ def cascade_band(labels: np.ndarray, probabilities: np.ndarray) -> dict[str, Any
             "dev_accuracy_outside": round(float(right[outside].mean()), 4)}
 
 
+def cascade_bands(dev: list[dict[str, Any]], probabilities: np.ndarray
+                  ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The claims' band, and each task's (TASKS) that dev has pairs of."""
+    labels = np.array([r["label"] for r in dev])
+    source = np.array([r["source"] for r in dev])
+    claims = ~np.isin(source, TASKS)
+    return cascade_band(labels[claims], probabilities[claims]), {
+        task: cascade_band(labels[source == task], probabilities[source == task])
+        for task in TASKS if (source == task).any()}
+
+
 def rewrite_band(data: Path) -> None:
-    """The shipped model's band, fitted anew on the dev split (the model is not changed)."""
+    """The shipped model's bands, fitted anew on the dev split (the model is not changed)."""
     model = ClaimSupportModel(threads=2)
     dev = read_pairs(data / "dev.jsonl")
     probabilities = 1 / (1 + np.exp(-score(model, dev) / model.temperature))
     card = json.loads((MODELS / "claim_support.json").read_text())
-    labels = np.array([r["label"] for r in dev])
-    source = np.array([r["source"] for r in dev])
-    claims = ~np.isin(source, TASKS)
-    card["band"] = cascade_band(labels[claims], probabilities[claims])
-    for task in TASKS:
+    card["band"], task_bands = cascade_bands(dev, probabilities)
+    for task, band in task_bands.items():
         if task in card:
-            card[task]["band"] = cascade_band(labels[source == task], probabilities[source == task])
+            card[task]["band"] = band
     (MODELS / "claim_support.json").write_text(json.dumps(card, indent=2) + "\n")
 
 
@@ -171,13 +179,7 @@ def main() -> None:
     print(f"dev scored ({time.perf_counter() - started:.0f} s)", flush=True)
     chosen = dev_choice(dev_all, dev_all_logits, args.dev_pairs)
     temperature, threshold, ece = chosen.temperature, chosen.threshold, chosen.calibration_error
-    dev_labels = np.array([r["label"] for r in dev_all])
-    dev_probabilities = 1 / (1 + np.exp(-dev_all_logits / temperature))
-    source = np.array([r["source"] for r in dev_all])
-    claims = ~np.isin(source, TASKS)
-    band = cascade_band(dev_labels[claims], dev_probabilities[claims])
-    task_bands = {task: cascade_band(dev_labels[source == task], dev_probabilities[source == task])
-                  for task in TASKS if (source == task).any()}
+    band, task_bands = cascade_bands(dev_all, 1 / (1 + np.exp(-dev_all_logits / temperature)))
     if args.dev_only:
         return
 
