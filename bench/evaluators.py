@@ -9,8 +9,8 @@
 - tool relevance (BFCL's live_relevance: a function should be called; irrelevance and
   live_irrelevance: none should): the evaluator is the best embedding similarity between the user's
   question and an offered function's name and description;
-- claim support: training/claim_support/export.py; context and answer relevance and the
-  no-answer detector: bench/calibrate_local.py and bench/train_no_answer.py.
+- claim support and the no-answer detector (the same model's tasks):
+  training/claim_support/export.py; context and answer relevance: bench/calibrate_local.py.
 A threshold is fitted on the train half (by hash of the source or question) and balanced accuracy
 is reported on the test half.
 """

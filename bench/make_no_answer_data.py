@@ -4,8 +4,9 @@
 
 Hand-written templates filled with hand-written topics (a support assistant's questions, with a
 true statement, a negative statement and a part the documents do not cover). Each row says its
-`kind`, `template` and `topic`, so that bench/train_no_answer.py can split train and test by both:
-no test row shares a template or a topic with a training row.
+`kind`, `template` and `topic`, so that training/claim_support/build_data.py (--no-answer) can
+split train, dev and test by both: no test row shares a template with a training row, and 30% of
+the topics are left out of training (the test rows on them are "unseen topics").
 
 Labels: `no_answer` (the assistant declines: blames the sources, says the context is not enough,
 declines with or without "sorry", a short "nothing came up") and `answer` (real answers, many of
@@ -437,15 +438,133 @@ HOW_TO = [
 ]
 
 
+# More actions, and short reports of their failure without a reason: "Sorry, I couldn't X." reads
+# like "Sorry, I couldn't find that." to a model that has seen ten actions (request, do).
+MORE_ACTIONS = [
+    ("Change the delivery address to my office.", "change the delivery address"),
+    ("Refund order 552.", "issue the refund for order 552"),
+    ("Add Tom to our workspace.", "add Tom to the workspace"),
+    ("Extend my trial by a week.", "extend your trial"),
+    ("Export last month's report as a PDF.", "export the report"),
+    ("Delete my old account.", "delete the old account"),
+    ("Apply my student discount.", "apply the student discount"),
+    ("Restart the staging server.", "restart the staging server"),
+    ("Merge my two accounts.", "merge your accounts"),
+    ("Print a return label.", "print the return label"),
+    ("Activate my new SIM card.", "activate the SIM card"),
+    ("Send the team a reminder about Friday.", "send the reminder"),
+]
+SHORT_ACTION_FAILED = [
+    "Sorry, I couldn't {do}.",
+    "I'm sorry, I wasn't able to {do}.",
+    "Unfortunately, I couldn't {do}.",
+    "Sorry, I failed to {do}.",
+    "I couldn't {do}, sorry.",
+    "Apologies, I was unable to {do}.",
+]
+
+
+# Twelve more topics, none of the ones above, for two more kinds drawn together (build_data.py
+# splits them by their own seed): refusals in words the answers also use ("isn't covered",
+# "I checked"), against answers in those words, so that a refusal is told by what it says about
+# the sources, not by its vocabulary. Subject, question, yes, no, missing, as in TOPICS.
+MORE_TOPICS = [
+    ("the baggage allowance on economy fares", "How much luggage can I check in on an economy fare?",
+     "economy fares include one checked bag of up to 23 kg",
+     "economy Light fares do not include a checked bag", "sports equipment"),
+    ("sick pay during the probation period", "Do I get sick pay while on probation?",
+     "staff on probation receive sick pay from the first day",
+     "sick pay is not paid for the first three days of absence", "certificates from abroad"),
+    ("the deposit for a rented flat", "How much deposit can a landlord ask for?",
+     "the deposit is capped at three months' rent",
+     "the deposit cannot be used to pay the last month's rent", "interest on the deposit"),
+    ("roaming charges in the EU", "Will I pay roaming charges in Spain?",
+     "calls and data in the EU are billed as at home",
+     "roaming in Switzerland is not included in the plan", "fair-use limits"),
+    ("the password reset link", "How long is the password reset link valid?",
+     "the reset link is valid for 60 minutes", "an expired link cannot be reused",
+     "resets by SMS"),
+    ("the museum's free entry days", "When is entry to the museum free?",
+     "entry is free on the first Sunday of every month",
+     "temporary exhibitions are not free on those days", "group bookings"),
+    ("the battery life of the X2 headphones", "How long does the X2 battery last?",
+     "the X2 headphones play for 30 hours on one charge",
+     "the battery is not user-replaceable", "fast-charging times"),
+    ("paying for furniture in instalments", "Can I pay for a sofa in instalments?",
+     "orders over 300 euros can be paid in 3 interest-free instalments",
+     "instalments are not offered on clearance items", "early settlement"),
+    ("visitor badges at the plant", "Do visitors need a badge at the plant?",
+     "visitors collect a badge at gate 2 with photo ID",
+     "visitors may not enter the production hall without an escort", "contractor badges"),
+    ("the free trial of the Pro plan", "Is there a free trial of the Pro plan?",
+     "the Pro plan comes with a 14-day free trial", "the trial cannot be extended",
+     "trials for teams"),
+    ("the pharmacy's Sunday hours", "Is the pharmacy open on Sundays?",
+     "the pharmacy opens from 10 am to 4 pm on Sundays",
+     "the pharmacy does not fill prescriptions on Sundays", "the night service"),
+    ("resitting a failed exam", "Can I resit a failed exam?",
+     "a failed exam can be resat once in the August session",
+     "resits are not allowed for exams already passed", "resit fees"),
+]
+
+# Refusals: {subject}, {source}.
+MORE_REFUSALS = [
+    "I don't see anything about {subject} in the documents I have.",
+    "There's no mention of {subject} in {source}.",
+    "{Source} doesn't say, so I can't tell you about {subject}.",
+    "I couldn't confirm anything about {subject} from {source}.",
+    "I have nothing to go on for {subject}.",
+    "That doesn't appear in {source}, I'm afraid.",
+    "I wasn't given any information about {subject}.",
+    "I'm not certain, and {source} doesn't cover {subject}.",
+    "Hmm, I can't find {subject} anywhere in {source}.",
+    "The documents don't say anything on {subject}, so I'd rather not guess.",
+    "I'd only be guessing about {subject}; {source} doesn't cover it.",
+    "No details on {subject} were included in what I was given.",
+    "Unfortunately, {subject} isn't something I have information on.",
+    "I'm sorry, {source} doesn't go into {subject}.",
+    "That's not covered in the material I can see.",
+    "I can't answer that from {source}.",
+    "Sorry, no information on {subject} came back from my search.",
+    "I checked {source}, but found nothing relevant to {subject}.",
+    "Information on {subject} isn't available to me.",
+    "I'm unable to find anything that answers this.",
+    "{Source} doesn't cover this question, sorry.",
+    "I don't have the details needed to answer about {subject}.",
+    "There are no results for {subject} in {source}.",
+    "Sorry, I can't help with that: {source} has no information on {subject}.",
+]
+
+# Answers in the refusals' words: {yes}, {no}, {source}.
+MORE_ANSWERS = [
+    "I checked {source}: {no}.",
+    "I looked it up, and {no}.",
+    "{Source} is explicit that {no}.",
+    "That isn't included. {No}.",
+    "No, that's not covered: {no}.",
+    "From what I found in {source}, {no}.",
+    "I couldn't find any exception to this: {no}.",
+    "There's no way around it, I'm afraid: {no}.",
+    "I searched {source}, and {yes}.",
+    "After checking {source}: {yes}.",
+    "Sorry, I can't offer more than this: {yes}.",
+    "I'm not able to change that, but {yes}.",
+    "Nothing in {source} contradicts this: {yes}.",
+    "I don't think so. {No}.",
+    "Unfortunately that isn't possible, since {no}.",
+    "The documents don't list any exceptions: {no}.",
+]
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
 def fill(template: str, topic: tuple[str, ...], source: str) -> str:
     subject, _question, yes, no, missing = topic
-    short = SHORT[TOPICS.index(topic)]
-    values = {"subject": subject, "yes": yes, "no": no, "missing": missing, "source": source,
-              "short": short}
+    values = {"subject": subject, "yes": yes, "no": no, "missing": missing, "source": source}
+    if topic in TOPICS:
+        values["short"] = SHORT[TOPICS.index(topic)]
     values |= {k.capitalize(): cap(v) for k, v in values.items()}
     return cap(template.format(**values))
 
@@ -493,6 +612,23 @@ def rows() -> list[dict[str, str]]:
             out.append({"question": question, "answer": cap(template.format(**values)),
                         "label": "answer", "kind": "how_to", "template": f"how_to-{t}",
                         "topic": task})
+    rng = random.Random(20)  # and again
+    for t, template in enumerate(SHORT_ACTION_FAILED):
+        for n in rng.sample(range(len(MORE_ACTIONS)), 6):
+            request, do = MORE_ACTIONS[n]
+            out.append({"question": request, "answer": template.format(do=do), "label": "answer",
+                        "kind": "action_failed_short", "template": f"action_failed_short-{t}",
+                        "topic": do})
+    rng = random.Random(22)  # and again
+    for label, kind, templates in (("no_answer", "declines_more", MORE_REFUSALS),
+                                   ("answer", "negative_more", MORE_ANSWERS)):
+        for t, template in enumerate(templates):
+            for n in rng.sample(range(len(MORE_TOPICS)), 6):
+                topic = MORE_TOPICS[n]
+                out.append({"question": topic[1],
+                            "answer": fill(template, topic, rng.choice(SOURCES)),
+                            "label": label, "kind": kind, "template": f"{kind}-{t}",
+                            "topic": topic[0]})
     return out
 
 

@@ -220,9 +220,9 @@ class LocalJudgeSettings(_Section):
     # The claim-support model's card (claim_support.json, beside its ONNX file); None: the one
     # shipped in monitor/judges/models/.
     claim_support_model: Path | None = None
-    # The no-answer detector (bench/train_no_answer.py); None: models/no_answer.json.
-    no_answer_model: Path | None = None
-    no_answer_threshold: float = Field(0.5, gt=0, lt=1)  # P(no answer) at or above: no_answer
+    # P(the answer declines), from the claim-support model, at or above which the answer is
+    # no_answer; None: the threshold in the model's card (balanced on its dev split).
+    no_answer_threshold: float | None = Field(None, gt=0, lt=1)
     # onnxruntime's intra-op threads for the embedder and the claim-support model: 1 leaves the
     # other cores to ingest.
     threads: int = Field(1, ge=1, le=64)
@@ -237,7 +237,7 @@ class LocalJudgeSettings(_Section):
     # 2 or 3 windows read a claim no better on the dev split, at 40-65 % more CPU.
     windows_read: int = Field(1, ge=1, le=50)
 
-    @field_validator("claim_support_model", "no_answer_model")
+    @field_validator("claim_support_model")
     @classmethod
     def _exists(cls, value: Path | None) -> Path | None:
         if value is not None and not value.is_file():
@@ -461,8 +461,8 @@ class CascadeSettings(_Section):
     needed): per document, per answer and per claim, a local score at or above its band's upper
     edge is positive, below its lower edge negative, inside the band the LLM judges that part.
     The bands are fitted at 95% accuracy on dev splits (monitor/judges/cascade.py): by
-    bench/calibrate_local.py (the cosines), bench/train_no_answer.py (no-answer) and
-    training/claim_support/export.py (claim support, in the model's card). A band over the whole
+    bench/calibrate_local.py (the cosines) and training/claim_support/export.py (the
+    claim-support model's three tasks, in its card). A band over the whole
     range, [-1, 2], always asks the LLM; an empty one, [t, t], never does."""
 
     enabled: bool = False
@@ -471,8 +471,8 @@ class CascadeSettings(_Section):
     context_relevance: tuple[float, float] = (0.107, 0.575)
     # question-answer cosine; on test (TruthfulQA) 88% decided locally, 0.989 right
     answer_relevance: tuple[float, float] = (0.126, 0.464)
-    # the no-answer probability; on test 67% of the answers it reads decided locally, 0.993 right
-    no_answer: tuple[float, float] = (0.003, 0.8738)
+    # the no-answer probability (the claim-support model's); None: the model card's band
+    no_answer: tuple[float, float] | None = None
     groundedness: tuple[float, float] | None = None  # claim support; None: the model card's band
     # the claim-support model's question-document relevance, a second opinion on each document
     # the cosine leaves unsure (decided when it is sure and the cosine does not disagree);

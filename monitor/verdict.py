@@ -220,7 +220,7 @@ class JudgeResult:
     latency_s: float = 0.0
     prompt_version: str | None = None
     # Who judged: the model an LLM endpoint reported in its responses, or the local models'
-    # checksums ("claim_support@… minilm_l6@… no_answer@…", 8 digits of each sha256)
+    # checksums ("claim_support@… minilm_l6@…", 8 digits of each sha256)
     model: str | None = None
 
     def get(self, metric: Metric) -> Verdict | None:

@@ -197,19 +197,20 @@ async def test_the_models_relevance_decides_a_document_the_cosine_leaves_unsure(
 async def test_an_answer_that_a_document_surely_supports_does_not_decline(local: LocalJudge
                                                                           ) -> None:
     # An apology before the instructions: the no-answer detector, reading the wording alone,
-    # takes it for a refusal (0.75); the documents surely support what it says.
+    # takes it for a refusal; the documents surely support what it says, so it is not asked.
     documents = [RetrievedDocument(id="kb-7", content=(
         "To factory-reset the Orbit robot vacuum, hold the recessed reset button for 10 seconds "
         "until the status light blinks amber, then wait about two minutes for it to restart."))]
-    answer = ("Sorry, I can only tell you this: hold the recessed reset button for 10 seconds "
-              "until the status light blinks amber.")
+    answer = ("I don't have complete information, sorry: hold the recessed reset button for 10 "
+              "seconds until the status light blinks amber.")
     reset_turn = AssistantTurn(trace_id="e" * 32, answer=answer, documents=documents,
                                question="How do I reset my Orbit robot vacuum to factory settings?")
     alone = await local.judge(reset_turn)
     completeness = alone.get("completeness")
     assert completeness.label == "complete"
-    assert completeness.signals.no_answer_probability >= local.settings.no_answer_threshold
-    assert "no-answer detector gave" in completeness.rationale
+    assert local.claim_support.declines(answer) >= local.no_answer_threshold
+    assert completeness.signals.no_answer_probability is None
+    assert "it does not decline" in completeness.rationale
     assert max(c.support for c in alone.get("groundedness").claims) >= local.claim_support.sure
     with ScriptedOpenAIServer(judge_model) as server:
         result = await cascade_judge(server, local, no_answer=UNSURE).judge(reset_turn)
@@ -219,11 +220,13 @@ async def test_an_answer_that_a_document_surely_supports_does_not_decline(local:
 
 async def test_a_sure_refusal_is_settled_locally(local: LocalJudge) -> None:
     refusal = "I'm sorry, I could not find any information about that in the documents."
+    band = local.claim_support.card["no_answer"]["band"]  # the shipped one
     with ScriptedOpenAIServer(judge_model) as server:
-        result = await cascade_judge(server, local, no_answer=(0.05, 0.5)).judge(turn(refusal))
+        result = await cascade_judge(server, local, no_answer=(band["low"], band["high"])
+                                     ).judge(turn(refusal))
         assert server.requests == []
     assert result.get("completeness").label == "no_answer"
-    assert result.get("completeness").signals.no_answer_probability >= 0.5
+    assert result.get("completeness").signals.no_answer_probability >= band["high"]
     assert result.get("groundedness") is None
 
 

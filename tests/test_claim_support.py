@@ -16,7 +16,7 @@ from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 
-SHA256 = "ab1ff40622c868593be72aff12f5fd28a6f87a180fda7834c30c15566f8c1184"
+SHA256 = "c53614b024620f4bbe9a467fe8a03cc707feb308fb38809435fc6f8bf92697b6"
 
 
 @pytest.mark.unit

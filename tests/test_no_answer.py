@@ -1,26 +1,25 @@
-"""The no-answer detector (a trained model) and the local judge on bad input.
+"""The no-answer detector (the claim-support model's third task) and the local judge on bad input.
 
 The fixed answers here are written apart from bench/data/no_answer.jsonl (the training data);
-the detector's test figures come from bench/train_no_answer.py.
+the detector's test figures are in the model's card (training/claim_support/export.py).
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from monitor.config import LocalJudgeSettings
+from monitor.judges.claim_support import MODELS
 from monitor.judges.embeddings import clean
 from monitor.judges.local import LocalJudge
-from monitor.judges.no_answer import MODEL_PATH, is_empty, may_decline
+from monitor.judges.no_answer import is_empty, may_decline
 from monitor.model import AssistantTurn, RetrievedDocument
-
-# Retrain with bench/train_no_answer.py --write, then update this checksum on purpose.
-MODEL_SHA256 = "eb78cf230c555ca657ff40553c5f2917aecc0dd56f6c645c5fcc8012260f8b5b"
 
 REFUSALS = [
     "I could not find information about that in our documentation.",
@@ -82,11 +81,6 @@ def completeness(judge: LocalJudge, answer: str, question: str = "Can you help m
     verdict = judge.judge_sync(turn).get("completeness")
     assert verdict is not None
     return verdict.label or ""
-
-
-@pytest.mark.unit
-def test_the_shipped_model_is_the_trained_one() -> None:
-    assert hashlib.sha256(MODEL_PATH.read_bytes()).hexdigest() == MODEL_SHA256
 
 
 @pytest.mark.unit
@@ -231,3 +225,14 @@ def test_bad_settings_are_refused() -> None:
         LocalJudgeSettings(threads=0)
     with pytest.raises(ValidationError, match="no_answer_threshold"):
         LocalJudgeSettings(no_answer_threshold=1.5)
+
+
+@pytest.mark.unit
+def test_a_claim_support_model_without_the_no_answer_task_is_refused(tmp_path: Path) -> None:
+    card = json.loads((MODELS / "claim_support.json").read_text())
+    del card["no_answer"]
+    for name in (card["file"], card["tokenizer"]):
+        (tmp_path / name).symlink_to(MODELS / name)
+    (tmp_path / "claim_support.json").write_text(json.dumps(card))
+    with pytest.raises(ValueError, match="no no-answer task"):
+        LocalJudge(LocalJudgeSettings(claim_support_model=tmp_path / "claim_support.json"))

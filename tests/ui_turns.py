@@ -25,7 +25,7 @@ from monitor.verdict import (
     Verdict,
 )
 
-LOCAL_MODEL = "claim_support@1a2b3c4d minilm_l6@5e6f7a8b no_answer@9c0d1e2f"
+LOCAL_MODEL = "claim_support@1a2b3c4d minilm_l6@5e6f7a8b"
 NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z: "now" for the stored turns
 
 # What a hostile trace may carry: each would change the page's title, or add an element with the

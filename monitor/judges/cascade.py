@@ -137,8 +137,10 @@ def settle(turn: AssistantTurn, local: JudgeResult, bands: Bands) -> LocalPart:
                           "decided_by": LOCAL}))
     asserted = [c for c in claims if c.label == "inferable" and c.decided_by == LOCAL]
     signals = completeness.signals
-    # An answer with a claim the documents surely support asserts something: it does not decline.
-    declines = True if signals is None else False if asserted else decide(
+    # An answer with a claim the documents surely support asserts something: it does not decline
+    # (the local judge, sure of a claim by the model's own band, did not ask its detector then).
+    declines = True if signals is None else False if (
+        asserted or signals.no_answer_probability is None) else decide(
         signals.no_answer_probability, bands.no_answer)
     if declines:  # empty, or surely declining: an answer that responds, with nothing to check
         part.answer = [

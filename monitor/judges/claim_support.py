@@ -12,6 +12,10 @@ by default, and nothing is downloaded: the weights ship in models/.
 `text_a` is the claim, or the question followed by a claim of its answer (a short answer asserts
 something only as the answer to its question); `text_b` a window of a document. The logit is
 divided by the temperature fitted on the dev split, so the probability is calibrated.
+
+The same model answers two more questions, each asked by the shape of its pair (the card holds
+each one's threshold and cascade band): is a document relevant to a question (the question
+alone as `text_a`), and does an answer decline to answer (`declines_pair`).
 """
 
 from __future__ import annotations
@@ -33,8 +37,19 @@ from monitor.judges.embeddings import (  # file_sha256: the card's checksum (exp
     session,
     tokenizer,
 )
+from monitor.judges.text import strip_framing
 
 MAX_TOKENS = 128  # as in training: a claim with its question and a window of ~60 words
+# As `text_a`, it makes the pair the no-answer task's (build_data.py --no-answer).
+DECLINES = "Does the reply decline to answer?"
+
+
+def declines_pair(answer: str) -> tuple[str, str]:
+    """The pair asking whether `answer` declines to answer, as the model was trained on it: the
+    answer alone, without its framing ("According to the documents, ...": not content). Not the
+    question: whether a reply declines does not depend on it, and with it in the pair the model
+    (trained on a few hundred answers) let the question sway its reading of a plain refusal."""
+    return DECLINES, strip_framing(answer)
 
 
 class ClaimSupportModel:
@@ -49,6 +64,9 @@ class ClaimSupportModel:
         # Where the dev split's calibration says supported at 95% (the cascade band's upper
         # edge): a claim this well supported is surely an assertion of the documents' content.
         self.sure = float(self.card["band"]["high"]) if "band" in self.card else 1.0
+        # P(declines) at or above: no answer; None where the card has no no-answer task
+        self.no_answer_threshold = (float(self.card["no_answer"]["threshold"])
+                                    if "no_answer" in self.card else None)
         self._cache: OrderedDict[bytes, float] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()  # the session and the cache are shared by judge threads
@@ -79,3 +97,7 @@ class ClaimSupportModel:
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return out
+
+    def declines(self, answer: str) -> float:
+        """P(the answer declines to answer): a refusal, "I could not find that in the documents"."""
+        return float(self.probabilities([declines_pair(answer)])[0])

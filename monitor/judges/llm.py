@@ -370,7 +370,7 @@ def cascade_bands(cascade: CascadeSettings, local: Any) -> Bands:
         return Band(entry["band"]["low"], entry["band"]["high"])
 
     return Bands(Band(*cascade.context_relevance), Band(*cascade.answer_relevance),
-                 Band(*cascade.no_answer),
+                 from_card(cascade.no_answer, card.get("no_answer"), "no_answer"),
                  from_card(cascade.groundedness, card, "groundedness"),
                  from_card(cascade.context_relevance_model, card.get("relevance"),
                            "context_relevance_model"))

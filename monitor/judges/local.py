@@ -7,9 +7,10 @@ nobody mistakes them for an LLM verdict. What each one does:
   tokens) against a threshold, per document; score = share of documents relevant.
 - answer relevance: cosine(question, answer) against a threshold.
 - completeness: `no_answer` when the answer is empty (whitespace, punctuation, bare list markers)
-  or the no-answer detector (a logistic regression on the answer's embedding, trained by
-  bench/train_no_answer.py, shipped in models/no_answer.json) says it declines and none of its
-  claims is surely supported by the documents (the claim-support model's `sure` level); else
+  or the claim-support model, asked whether the answer declines to answer (its third task:
+  claim_support.declines_pair, trained on bench/data/no_answer.jsonl), says it does; it is not
+  asked when a claim of the answer is surely supported by the documents (the model's `sure`
+  level): that answer asserts something. Else
   `complete` when the answer is relevant, `incomplete` when it is not (a local evaluator cannot
   check coverage: an LLM judge does that).
 - groundedness: the answer split into claims; generic claims (pleasantries) set aside; each other
@@ -35,7 +36,7 @@ import numpy as np
 from monitor.config import LocalJudgeSettings
 from monitor.judges.claim_support import ClaimSupportModel
 from monitor.judges.embeddings import DIMENSIONS, Embedder
-from monitor.judges.no_answer import NoAnswerDetector, is_empty, may_decline
+from monitor.judges.no_answer import is_empty, may_decline
 from monitor.judges.text import is_generic, lexical_support, split_claims, strip_framing
 from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.verdict import (
@@ -75,14 +76,18 @@ class LocalJudge:
         self.embedder = embedder or Embedder(threads=settings.threads,
                                              max_chars=settings.embed_chars,
                                              max_tokens=settings.embed_tokens)
-        self.no_answer = NoAnswerDetector(settings.no_answer_model)
         self.claim_support = claim_support or (
             ClaimSupportModel(settings.claim_support_model, threads=settings.threads)
             if settings.claim_support_model else ClaimSupportModel(threads=settings.threads))
+        threshold = settings.no_answer_threshold or self.claim_support.no_answer_threshold
+        if threshold is None:
+            raise ValueError("the claim-support model's card has no no-answer task "
+                             "(no `no_answer` entry): train it with build_data.py --no-answer")
+        self.no_answer_threshold = threshold
         # Who judges: each model by its checksum's first 8 digits (short enough for exemplars).
         self.model = " ".join(f"{name}@{digest[:8]}" for name, digest in (
             ("claim_support", self.claim_support.card["sha256"]),
-            ("minilm_l6", self.embedder.sha256), ("no_answer", self.no_answer.sha256)))
+            ("minilm_l6", self.embedder.sha256)))
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         return await asyncio.to_thread(self.judge_sync, turn)
@@ -118,20 +123,20 @@ class LocalJudge:
         empty = is_empty(turn.answer)
         # Framing ("The documents state that the answer is X.") is not content: without it the
         # answer reads as what it says, not as talk about the documents, which refusals are.
-        answer_vector = (None if empty else
-                         self.embedder.passage([strip_framing(turn.answer or "")])[0])
-        declines = (None if answer_vector is None else
-                    self.no_answer.probability(answer_vector) if may_decline(turn.answer or "")
-                    else 0.0)
-        no_answer = empty or (declines is not None and declines >= s.no_answer_threshold)
+        content = strip_framing(turn.answer or "")
+        answer_vector = None if empty else self.embedder.passage([content])[0]
         grounded = (self._groundedness(turn.question, turn.answer or "", kept)
                     if docs and not empty else None)
-        # A claim the documents surely support is an assertion, not a refusal: the detector
-        # reads the answer's wording alone and doubts some instructions ("Hold the button...").
+        # A claim the documents surely support is an assertion, not a refusal, whatever the
+        # wording ("Sorry, I can only tell you this: hold the button..."): the detector, which
+        # reads the wording alone, is not asked.
         asserts = max((c.support for c in grounded.claims or () if c.support is not None),
                       default=None) if grounded else None
-        answers_anyway = no_answer and asserts is not None and asserts >= self.claim_support.sure
-        no_answer = no_answer and not answers_anyway
+        answers = asserts is not None and asserts >= self.claim_support.sure
+        declines = (None if empty or answers else
+                    self.claim_support.declines(turn.answer or "")
+                    if may_decline(content) else 0.0)
+        no_answer = empty or (declines is not None and declines >= self.no_answer_threshold)
         answer_similarity = None
         if q is not None and answer_vector is not None and not no_answer:
             answer_similarity = float(answer_vector @ q)
@@ -150,13 +155,13 @@ class LocalJudge:
                     no_answer_probability=round(declines or 0.0, 4))))
         elif answer_similarity is not None:
             complete = answer_similarity >= s.answer_relevance_threshold
-            overruled = (f" (a claim is supported at {asserts:.2f}, though the no-answer "
-                         f"detector gave {declines:.2f})" if answers_anyway else "")
+            asserting = f" (a claim is supported at {asserts:.2f}: it does not decline)" if answers else ""
             verdicts.append(Verdict(
                 "completeness", label="complete" if complete else "incomplete",
                 rationale=("answers the question" if complete else "does not address the question")
-                          + overruled,
-                signals=Signals(no_answer_probability=round(declines or 0.0, 4))))
+                          + asserting,
+                signals=Signals(no_answer_probability=None if declines is None
+                                else round(declines, 4))))
 
         if turn.agentic and no_answer:
             # What can be said of an agent's goal without an LLM: it gave up. An answer is left

@@ -49,8 +49,8 @@ supports the claim. Two sources, each split by its own unit so no passage is on 
   beside the embedder's cosine.
 
 - With --no-answer bench/data/no_answer.jsonl, a third task (source `no_answer`): does an answer
-  decline to answer (1: a refusal)? The answer alone, split by template and topic as
-  bench/train_no_answer.py splits it, with a quarter of the training templates as dev.
+  decline to answer (1: a refusal)? The answer alone (claim_support.declines_pair), split by
+  template and topic (`no_answer_split`).
 
 BIG-bench's contextual_parametric_knowledge_conflicts is never read: it is the held-out
 acceptance set. FEVER's bigbench copy has claims without evidence, so it gives no pairs.
@@ -74,12 +74,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+sys.path.insert(0, str(ROOT))
 
-from train_no_answer import ADDED_KINDS, SEED  # noqa: E402
-from train_no_answer import split as no_answer_test_split  # noqa: E402
-
-from monitor.judges.text import strip_framing  # noqa: E402
+from monitor.judges.claim_support import declines_pair  # noqa: E402
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
 SQUAD_SHIFTS = ["new_wiki_v1.0", "nyt_v1.0", "reddit_v1.0", "amazon_reviews_v1.0",
@@ -424,34 +421,57 @@ def snippet_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[st
                    snippet(text, other_spans, rng.randrange(len(other_spans)), rng)}
 
 
-# The no-answer task's pair: this before the answer alone, without its framing ("According to
-# the documents, ..."). Not the question: with it in the pair, a model trained on a few hundred
-# answers let the question sway its reading of a plain refusal (training/claim_support/README.md).
-DECLINES = "Does the reply decline to answer?"
+# The no-answer answers (bench/data/no_answer.jsonl) are split by template and topic: a test
+# template's rows are test, 30% of the topics are unseen in training, and a quarter of the other
+# templates are dev. Kinds added to the data later are drawn with seeds of their own (kinds on the
+# same topics together), so the rows before keep their side.
+NO_ANSWER_SEED = 16
+NO_ANSWER_ADDED_KINDS = {("how_to",): 19, ("action_failed_short",): 21,
+                         ("declines_more", "negative_more"): 23}
+
+
+def no_answer_split(rows: list[dict[str, str]]) -> list[str | None]:
+    """Each row's split: train, dev, test, test_unseen (a test row whose topic no training row
+    has) or None (a training template on a test topic: left out)."""
+    test_templates: set[str] = set()
+    dev_templates: set[str] = set()
+    test_topics: set[str] = set()
+    added = {kind for kinds in NO_ANSWER_ADDED_KINDS for kind in kinds}
+    for seed, chosen in [(NO_ANSWER_SEED, [r for r in rows if r["kind"] not in added])] + [
+            (seed, [r for r in rows if r["kind"] in kinds])
+            for kinds, seed in NO_ANSWER_ADDED_KINDS.items()]:
+        rng = random.Random(seed)
+        for kind in sorted({r["kind"] for r in chosen}):
+            templates = sorted({r["template"] for r in chosen if r["kind"] == kind})
+            test_templates |= set(rng.sample(templates, max(1, round(0.3 * len(templates)))))
+        topics = sorted({r["topic"] for r in chosen})
+        test_topics |= set(rng.sample(topics, round(0.3 * len(topics))))
+        dev_rng = random.Random(seed + 100)
+        for kind in sorted({r["kind"] for r in chosen}):
+            rest = sorted({r["template"] for r in chosen if r["kind"] == kind} - test_templates)
+            dev_templates |= set(dev_rng.sample(rest, round(0.25 * len(rest))))
+    out: list[str | None] = []
+    for r in rows:
+        if r["template"] in test_templates:
+            out.append("test_unseen" if r["topic"] in test_topics else "test")
+        elif r["topic"] in test_topics:
+            out.append(None)
+        else:
+            out.append("dev" if r["template"] in dev_templates else "train")
+    return out
 
 
 def no_answer_pairs(path: Path) -> Iterator[dict[str, Any]]:
     """The third task (source `no_answer`): does the answer decline to answer? label 1 for a
-    refusal; kinds as in the file. Test as bench/train_no_answer.py splits it (templates and
-    topics held out); dev a quarter of the other templates of each kind (each draw's seed is
-    its test draw's + 100)."""
+    refusal; kinds as in the file (refusals' phrasings, negative, partial, how-to answers...)."""
     rows = [json.loads(line) for line in path.read_text().splitlines()]
-    train, test, unseen = no_answer_test_split(rows)
-    test_templates = {r["template"] for r, t in zip(rows, test, strict=True) if t}
-    dev_templates: set[str] = set()
-    for seed, chosen in [(SEED, [r for r in rows if r["kind"] not in ADDED_KINDS])] + [
-            (seed, [r for r in rows if r["kind"] == kind]) for kind, seed in ADDED_KINDS.items()]:
-        rng = random.Random(seed + 100)
-        for kind in sorted({r["kind"] for r in chosen}):
-            rest = sorted({r["template"] for r in chosen if r["kind"] == kind} - test_templates)
-            dev_templates |= set(rng.sample(rest, round(0.25 * len(rest))))
-    for r, is_train, is_test, is_unseen in zip(rows, train, test, unseen, strict=True):
-        if not (is_train or is_test):
-            continue  # a training template on a test topic
-        split = "test" if is_test else "dev" if r["template"] in dev_templates else "train"
-        yield {"text_a": DECLINES, "text_b": strip_framing(r["answer"]),
-               "label": int(r["label"] == "no_answer"), "source": "no_answer", "kind": r["kind"],
-               "group": r["template"], "split": split, "unseen_topic": bool(is_unseen)}
+    for r, split in zip(rows, no_answer_split(rows), strict=True):
+        if split is None:
+            continue
+        text_a, text_b = declines_pair(r["answer"])
+        yield {"text_a": text_a, "text_b": text_b, "label": int(r["label"] == "no_answer"),
+               "source": "no_answer", "kind": r["kind"], "group": r["template"],
+               "split": split.removesuffix("_unseen"), "unseen_topic": split == "test_unseen"}
 
 
 def qa_pairs(passages: list[dict[str, Any]], docs: list[Any], seed: int,

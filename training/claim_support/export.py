@@ -216,8 +216,8 @@ def main() -> None:
                                                "calibrated": round(ece[1], 4)}},
         "test": figures,
     }
-    if no_answer is not None:  # does the answer decline (build_data.py --no-answer; not yet
-        # read by the local judge: training/claim_support/README.md)
+    if no_answer is not None:  # does the answer decline (claim_support.declines_pair): the
+        # local judge's no-answer detector, which needs it (build_data.py --no-answer)
         card["no_answer"] = {"threshold": round(chosen.no_answer_threshold, 4),
                              "band": task_bands["no_answer"], "test": no_answer}
     (MODELS / "claim_support.json").write_text(json.dumps(card, indent=2) + "\n")
