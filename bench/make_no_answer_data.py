@@ -10,7 +10,8 @@ the topics are left out of training (the test rows on them are "unseen topics").
 
 Labels: `no_answer` (the assistant declines: blames the sources, says the context is not enough,
 declines with or without "sorry", a short "nothing came up") and `answer` (real answers, many of
-them negative or apologetic, and partial answers that decline one part: those are "incomplete",
+them negative or apologetic, some in a refusal's words ("I checked the manual: instalments are not
+offered on clearance items."), and partial answers that decline one part: those are "incomplete",
 not "no_answer"; short answers; answers that cite their sources; how-to answers in steps; and
 reports that an action the user asked for failed, "Sorry, I couldn't cancel order 77: the order
 service timed out": the assistant answered, the tool failed, which the tool-call metrics count).
