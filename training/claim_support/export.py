@@ -35,7 +35,7 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]
 
 from export_embedder import export  # noqa: E402
-from figures import balanced_accuracy, balancing_threshold, dev_choice, report  # noqa: E402
+from figures import TASKS, balanced_accuracy, balancing_threshold, dev_choice, report  # noqa: E402
 from train import MAX_TOKENS, base_dir, build_model, load_weights, read_pairs  # noqa: E402
 
 from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
@@ -44,7 +44,6 @@ from monitor.judges.embeddings import Embedder  # noqa: E402
 from monitor.judges.no_answer import may_decline  # noqa: E402
 
 MODELS = ROOT / "monitor" / "judges" / "models"
-TASKS = ["relevance", "no_answer"]  # the sources that are not claims: each its own threshold, band
 TOKENIZER = "minilm_l6.tokenizer.json"  # all-MiniLM-L6-v2's: the same vocabulary as the embedder
 
 

@@ -10,6 +10,10 @@ from typing import Any
 
 import numpy as np
 
+# The sources that are not claims (build_data.py --relevance, --no-answer): each task has its own
+# threshold and cascade band, fitted on its own dev pairs.
+TASKS = ["relevance", "no_answer"]
+
 
 def balanced_accuracy(labels: np.ndarray, predicted: np.ndarray) -> float:
     return float(((predicted[labels == 1] == 1).mean() + (predicted[labels == 0] == 0).mean()) / 2)
@@ -117,7 +121,7 @@ def dev_choice(rows: list[dict[str, Any]], logits: np.ndarray, fit_pairs: int = 
           f"{ece[0]:.4f} → {ece[1]:.4f}; threshold {threshold:.3f}", flush=True)
     probabilities = 1 / (1 + np.exp(-logits / temperature))
     task_thresholds = {}
-    for task in ("relevance", "no_answer"):  # each task its own threshold, on its dev pairs
+    for task in TASKS:
         chosen = np.array([r["source"] == task for r in rows])
         task_thresholds[task] = 0.5
         if chosen.any():
