@@ -24,15 +24,16 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from prometheus_client import CollectorRegistry
 
 from monitor.app import Sidecar
-from monitor.config import Settings
+from monitor.config import JudgeQueueSettings, KafkaSettings, Settings
 from monitor.errors import ConfigError
 from monitor.model import AssistantTurn
-from monitor.queue.kafka import encode_turn
+from monitor.queue.kafka import JudgeQueueTelemetry, SampledTurnSource, encode_turn
+from monitor.store import Store, ThreadedStore
 from monitor.verdict import JudgeResult, Verdict
 from tests import traffic
 from tests.conftest import RunningSidecar, test_settings
 from tests.kafka_broker import KafkaBroker, read_topic
-from tests.waiting import wait_until
+from tests.waiting import until, wait_until
 
 
 class Completeness:
@@ -194,6 +195,50 @@ def test_a_judge_replica_stopped_for_good_mid_stream_every_turn_judged_exactly_o
     assert judged_total == [len(a), len(b)]
     assert total(ingest.registry, "assistant_turns_sampled_total") == len(sent)
     assert total(ingest.registry, "assistant_turns_judged_total") == 0
+
+
+@pytest.mark.integration  # a real Kafka broker
+def test_a_judge_replica_stopped_as_its_judge_makes_room_reads_nothing_after_its_hand_back(
+        kafka: KafkaBroker, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Built from a CI failure of the test above (98 turns, judged 32 + 67 = 99 times, and "the
+    Kafka consumer's task did not stop in time"). A replica whose read-ahead is full waits for
+    room; when a turn is judged in the loop step its stop lands in, Python 3.11's `wait_for`
+    returns the room instead of the cancellation. The member read on past its hand-back, and
+    what it read then was judged here and, uncommitted, by the partition's next owner too."""
+    topic = new_topic(kafka, partitions=1)
+    turns = [AssistantTurn(trace_id=uuid.uuid4().hex, service="shop-bot", question="q?",
+                           answer="a.") for _ in range(8)]
+
+    async def scenario() -> set[str]:
+        producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap)
+        await producer.start()
+        try:
+            for turn in turns:
+                await producer.send_and_wait(topic, encode_turn(turn, "rate", 1.0))
+        finally:
+            await producer.stop()
+        store = ThreadedStore(Store(tmp_path / "store.db"))
+        source = SampledTurnSource(
+            KafkaSettings(brokers=[kafka.bootstrap]),
+            JudgeQueueSettings(kind="kafka", role="judge", topic=topic, group_id=f"g-{topic}",
+                               prefetch=2, commit_interval_s=0.2),
+            store, JudgeQueueTelemetry(registry), wake=lambda: None)
+        await source.start()
+        await until(lambda: source._paused)  # two turns read ahead, and no room for a third
+        claimed = await store.claim()
+        assert claimed is not None
+        await store.complete(claimed.trace_id, [JudgeResult("completeness", [])])
+        source.judged(bytes.fromhex(claimed.trace_id))  # room made ...
+        await source.stop()  # ... in the loop step the stop's cancellation lands in
+        return await store.waiting()
+
+    registry = CollectorRegistry()
+    with caplog.at_level("WARNING", logger="monitor.queue.group"):
+        left_here = asyncio.run(scenario())
+    assert registry.get_sample_value("assistant_judge_queue_messages_total",
+                                     {"outcome": "received"}) == 2  # nothing read after the stop
+    assert left_here == set()  # the unjudged turn read was handed back to the group
+    assert "did not stop in time" not in caplog.text
 
 
 @pytest.mark.integration  # a real Kafka broker

@@ -192,6 +192,7 @@ class GroupMember:
         self.consumer: AIOKafkaConsumer | None = None
         self.producer: AIOKafkaProducer | None = None
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self._paused = False
         self._positions: dict[TopicPartition, int] = {}
         self._skip: dict[TopicPartition, set[bytes]] = {}  # judged by the previous reader
@@ -218,6 +219,7 @@ class GroupMember:
     # -- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> None:
+        self._stopping = False
         s = self.settings
         options = client_options(s)
         if s.dead_letter_topic:
@@ -239,6 +241,10 @@ class GroupMember:
     async def stop(self) -> None:
         """Stop reading, hand the partitions back (commit what is judged, withdraw what is not),
         leave the group. Idempotent, and bounded in time even when the broker is gone."""
+        # The loop checks this too: a cancellation can be lost (Python 3.11's wait_for returns
+        # its awaitable's result when that finishes in the step the cancellation lands in), and
+        # a loop reading on past the hand-back would have its turns judged twice.
+        self._stopping = True
         if self._task is not None:
             self._task.cancel()
             # A death is logged (_report_death); bounded, as each step below, should the task
@@ -289,7 +295,7 @@ class GroupMember:
     async def _run(self) -> None:
         assert self.consumer is not None
         last_commit = time.monotonic()
-        while True:
+        while not self._stopping:
             if not self._room():
                 await self._wait_for_room()
                 if await self._maybe_commit(last_commit):
@@ -299,7 +305,8 @@ class GroupMember:
                                                   max_records=self.settings.max_poll_records)
             for tp, messages in batches.items():
                 for message in messages:
-                    if tp in self.consumer.assignment():  # not revoked while handling the batch
+                    # not revoked, nor the member stopped, while handling the batch
+                    if tp in self.consumer.assignment() and not self._stopping:
                         self._positions[tp] = message.offset + 1
                         await self._handle(tp, message)
             self._lag()
