@@ -209,7 +209,11 @@ def test_a_judge_replica_stopped_as_its_judge_makes_room_reads_nothing_after_its
     turns = [AssistantTurn(trace_id=uuid.uuid4().hex, service="shop-bot", question="q?",
                            answer="a.") for _ in range(8)]
 
-    async def scenario() -> set[str]:
+    def received() -> float | None:
+        return registry.get_sample_value("assistant_judge_queue_messages_total",
+                                         {"outcome": "received"})
+
+    async def scenario() -> tuple[float | None, set[str]]:
         producer = AIOKafkaProducer(bootstrap_servers=kafka.bootstrap)
         await producer.start()
         try:
@@ -224,20 +228,21 @@ def test_a_judge_replica_stopped_as_its_judge_makes_room_reads_nothing_after_its
                                prefetch=2, commit_interval_s=0.2),
             store, JudgeQueueTelemetry(registry), wake=lambda: None)
         await source.start()
-        await until(lambda: source._paused)  # two turns read ahead, and no room for a third
+        # Turns read ahead, and no room for more: the member waits for room.
+        await until(lambda: registry.get_sample_value("assistant_judge_queue_pauses_total"))
         claimed = await store.claim()
         assert claimed is not None
         await store.complete(claimed.trace_id, [JudgeResult("completeness", [])])
+        read_before_the_stop = received()
         source.judged(bytes.fromhex(claimed.trace_id))  # room made ...
         await source.stop()  # ... in the loop step the stop's cancellation lands in
-        return await store.waiting()
+        return read_before_the_stop, await store.waiting()
 
     registry = CollectorRegistry()
     with caplog.at_level("WARNING", logger="monitor.queue.group"):
-        left_here = asyncio.run(scenario())
-    assert registry.get_sample_value("assistant_judge_queue_messages_total",
-                                     {"outcome": "received"}) == 2  # nothing read after the stop
-    assert left_here == set()  # the unjudged turn read was handed back to the group
+        read_before_the_stop, left_here = asyncio.run(scenario())
+    assert received() == read_before_the_stop < len(turns)  # nothing read after the stop
+    assert left_here == set()  # the unjudged turns read were handed back to the group
     assert "did not stop in time" not in caplog.text
 
 
