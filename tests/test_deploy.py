@@ -23,6 +23,7 @@ import yaml
 
 from monitor.config import load_settings
 from tests.conftest import free_port
+from tests.waiting import TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parents[1]
 CHART = ROOT / "deploy" / "helm" / "assistant-monitor"
@@ -202,6 +203,7 @@ def _run_as(command: list[str], env: dict[str, str], tmp_path: Path,
             endpoint=f"http://{http}/v1/traces")))
         traffic.send(provider, traffic.GROUNDED[0])
         provider.shutdown()
+        deadline = time.monotonic() + TIMEOUT_S  # its own: a busy machine starts slower, too
         while True:
             text = urllib.request.urlopen(f"http://{admin}/metrics", timeout=5).read().decode()
             if 'assistant_turns_judged_total{judge="local",route="support",service="vm-bot"} 1.0' \
