@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
 from monitor.judges.claim_support import ClaimSupportModel  # noqa: E402
 from monitor.judges.embeddings import Embedder  # noqa: E402
-from monitor.judges.no_answer import is_empty, may_decline  # noqa: E402
+from monitor.judges.no_answer import is_empty  # noqa: E402
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
 
@@ -190,8 +190,7 @@ def main() -> None:
                          for c in choices])
     model = ClaimSupportModel(threads=2)
     threshold = model.no_answer_threshold
-    detected = np.array([is_empty(c) or may_decline(c) and model.declines(c) >= threshold
-                         for c in choices])
+    detected = np.array([is_empty(c) or model.declines(c) >= threshold for c in choices])
     print(f"{'no-answer detector':22} recall {detected[declines].mean():.3f} "
           f"({int(declines.sum())} declining choices), false positives "
           f"{detected[~declines].mean():.3%} of {int((~declines).sum())} other choices")

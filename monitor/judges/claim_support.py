@@ -37,6 +37,7 @@ from monitor.judges.embeddings import (  # file_sha256: the card's checksum (exp
     session,
     tokenizer,
 )
+from monitor.judges.no_answer import may_decline
 from monitor.judges.text import strip_framing
 
 MAX_TOKENS = 128  # as in training: a claim with its question and a window of ~60 words
@@ -99,5 +100,7 @@ class ClaimSupportModel:
         return out
 
     def declines(self, answer: str) -> float:
-        """P(the answer declines to answer): a refusal, "I could not find that in the documents"."""
-        return float(self.probabilities([declines_pair(answer)])[0])
+        """P(the answer declines to answer): a refusal, "I could not find that in the documents".
+        0.0 for a few words with no negation or apology (no_answer.may_decline): they assert."""
+        pair = declines_pair(answer)
+        return float(self.probabilities([pair])[0]) if may_decline(pair[1]) else 0.0

@@ -36,7 +36,7 @@ import numpy as np
 from monitor.config import LocalJudgeSettings
 from monitor.judges.claim_support import ClaimSupportModel
 from monitor.judges.embeddings import DIMENSIONS, Embedder
-from monitor.judges.no_answer import is_empty, may_decline
+from monitor.judges.no_answer import is_empty
 from monitor.judges.text import is_generic, lexical_support, split_claims, strip_framing
 from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.verdict import (
@@ -123,8 +123,8 @@ class LocalJudge:
         empty = is_empty(turn.answer)
         # Framing ("The documents state that the answer is X.") is not content: without it the
         # answer reads as what it says, not as talk about the documents, which refusals are.
-        content = strip_framing(turn.answer or "")
-        answer_vector = None if empty else self.embedder.passage([content])[0]
+        answer_vector = (None if empty else
+                         self.embedder.passage([strip_framing(turn.answer or "")])[0])
         grounded = (self._groundedness(turn.question, turn.answer or "", kept)
                     if docs and not empty else None)
         # A claim the documents surely support is an assertion, not a refusal, whatever the
@@ -133,9 +133,7 @@ class LocalJudge:
         asserts = max((c.support for c in grounded.claims or () if c.support is not None),
                       default=None) if grounded else None
         answers = asserts is not None and asserts >= self.claim_support.sure
-        declines = (None if empty or answers else
-                    self.claim_support.declines(turn.answer or "")
-                    if may_decline(content) else 0.0)
+        declines = None if empty or answers else self.claim_support.declines(turn.answer or "")
         no_answer = empty or (declines is not None and declines >= self.no_answer_threshold)
         answer_similarity = None
         if q is not None and answer_vector is not None and not no_answer:
