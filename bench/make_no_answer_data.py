@@ -557,6 +557,101 @@ MORE_ANSWERS = [
 ]
 
 
+# Twelve more topics and two more kinds drawn together (their own split seed in build_data.py):
+# refusals in the words RAG assistants are prompted into ("The provided context does not
+# specify ..."), and answers that open the same way but state what the documents say. Subject,
+# question, yes, no, missing, as in TOPICS.
+VARIED_TOPICS = [
+    ("the parking fee at the airport", "How much does parking at the airport cost?",
+     "short-stay parking costs 4 euros an hour", "the long-stay car park does not take cash",
+     "charging electric cars"),
+    ("late returns of library books", "What happens if I return a library book late?",
+     "late books cost 20 cents a day", "reference books cannot be borrowed at all",
+     "lost books"),
+    ("guest passes at the gym", "Can I bring a friend to the gym?",
+     "members can bring one guest a month for free", "guests under 16 are not admitted",
+     "lockers for guests"),
+    ("the operating systems the app supports", "Does the desktop app run on Linux?",
+     "the desktop app runs on Windows 10 and macOS 12 or later",
+     "there is no Linux version of the desktop app", "ARM processors"),
+    ("the hotel's check-out time", "What time is check-out?", "check-out is at 11 am",
+     "late check-out is not available at weekends", "luggage storage"),
+    ("the mortgage's fixed-rate period", "How long is the rate fixed on my mortgage?",
+     "the rate is fixed for the first 10 years", "the fixed rate cannot be renegotiated early",
+     "the rate after the fixed period"),
+    ("the paper sizes the printer takes", "What paper sizes does the printer take?",
+     "the printer takes A4, A5 and letter paper", "the printer does not print on A3",
+     "photo paper"),
+    ("missing seminars", "How many seminars can I miss?",
+     "students may miss up to 3 seminars a term", "missed lab sessions cannot be made up",
+     "medical absences"),
+    ("bikes on the train", "Can I take my bike on the train?",
+     "bikes travel free outside peak hours", "bikes are not allowed on trains from 7 to 9 am",
+     "folding bikes"),
+    ("cancelling a doctor's appointment", "How do I cancel my appointment at the clinic?",
+     "appointments can be cancelled online up to 24 hours before",
+     "fees for missed appointments are not refunded", "cancelling by phone"),
+    ("the phone's water resistance", "Is the phone waterproof?",
+     "the phone is rated IP68, up to 1.5 metres for 30 minutes",
+     "water damage is not covered by the warranty", "salt water"),
+    ("the vacation allowance", "How many vacation days do I get?",
+     "full-time staff get 25 vacation days a year", "unused days do not carry over past March",
+     "vacation during the notice period"),
+]
+
+# Refusals: {subject}, {source}.
+VARIED_REFUSALS = [
+    "The provided context does not specify {subject}.",
+    "I'm sorry, but {source} doesn't contain any information about {subject}.",
+    "Based on {source}, there is no information regarding {subject}.",
+    "{Source} doesn't indicate anything about {subject}.",
+    "The answer to that isn't in {source}.",
+    "{Subject} isn't documented in {source}.",
+    "What I have covers other topics; {subject} isn't one of them.",
+    "I couldn't locate {subject} in any of the documents.",
+    "{Source} stops short of explaining {subject}.",
+    "None of the results I got back mention {subject}, so I can't say.",
+    "That detail isn't stated anywhere in {source}.",
+    "I have no record of {subject} in {source}.",
+    "{Subject} falls outside what {source} covers.",
+    "My search didn't turn up anything on {subject}.",
+    "There's a gap here: {source} has nothing on {subject}.",
+    "I'm not finding {subject} in what was retrieved.",
+    "I don't have access to information about {subject}.",
+    "{Source} leaves {subject} out entirely.",
+    "No section of {source} deals with {subject}.",
+    "I can't see {subject} addressed in {source}, so I don't have an answer.",
+    "Sadly, {subject} isn't something the documents explain.",
+    "The text I was given doesn't get into {subject}.",
+]
+
+# Answers in those words: {yes}, {no}, {missing}, {source}.
+VARIED_ANSWERS = [
+    "The provided context specifies that {yes}.",
+    "I'm sorry, but {no}.",
+    "Based on {source}, {yes}.",
+    "{Source} indicates that {no}.",
+    "The answer is in {source}: {yes}.",
+    "It's documented in {source}: {no}.",
+    "What I have covers this: {yes}.",
+    "I couldn't locate any exception: {no}.",
+    "{Source} leaves no room for doubt: {no}.",
+    "{Yes}, but {no}.",
+    "My search turned up the rule: {yes}.",
+    "There's no record of an exception; {no}.",
+    "Sadly, {no}.",
+    "I can't change this for you, but here is the rule: {yes}.",
+    "That falls under the standard terms: {yes}.",
+    "No section of {source} allows otherwise: {no}.",
+    "The text I was given is clear: {no}.",
+    "I'm afraid not: {no}.",
+    "{Yes}; {source} doesn't mention {missing}.",
+    "I didn't find anything that contradicts it: {yes}.",
+    "Short answer: no. {No}.",
+    "Unfortunately, {no}, and I can't make an exception.",
+]
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -626,6 +721,16 @@ def rows() -> list[dict[str, str]]:
         for t, template in enumerate(templates):
             for n in rng.sample(range(len(MORE_TOPICS)), 6):
                 topic = MORE_TOPICS[n]
+                out.append({"question": topic[1],
+                            "answer": fill(template, topic, rng.choice(SOURCES)),
+                            "label": label, "kind": kind, "template": f"{kind}-{t}",
+                            "topic": topic[0]})
+    rng = random.Random(24)  # and again
+    for label, kind, templates in (("no_answer", "declines_varied", VARIED_REFUSALS),
+                                   ("answer", "answers_varied", VARIED_ANSWERS)):
+        for t, template in enumerate(templates):
+            for n in rng.sample(range(len(VARIED_TOPICS)), 6):
+                topic = VARIED_TOPICS[n]
                 out.append({"question": topic[1],
                             "answer": fill(template, topic, rng.choice(SOURCES)),
                             "label": label, "kind": kind, "template": f"{kind}-{t}",

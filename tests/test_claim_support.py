@@ -16,7 +16,7 @@ from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 
-SHA256 = "c53614b024620f4bbe9a467fe8a03cc707feb308fb38809435fc6f8bf92697b6"
+SHA256 = "84bc91b872c057049bc967412aa5042a0de3d0982155242774b5c1c7a3f11452"
 
 
 @pytest.mark.unit
