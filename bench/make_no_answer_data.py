@@ -715,26 +715,21 @@ def rows() -> list[dict[str, str]]:
             out.append({"question": request, "answer": template.format(do=do), "label": "answer",
                         "kind": "action_failed_short", "template": f"action_failed_short-{t}",
                         "topic": do})
-    rng = random.Random(22)  # and again
-    for label, kind, templates in (("no_answer", "declines_more", MORE_REFUSALS),
-                                   ("answer", "negative_more", MORE_ANSWERS)):
-        for t, template in enumerate(templates):
-            for n in rng.sample(range(len(MORE_TOPICS)), 6):
-                topic = MORE_TOPICS[n]
-                out.append({"question": topic[1],
-                            "answer": fill(template, topic, rng.choice(SOURCES)),
-                            "label": label, "kind": kind, "template": f"{kind}-{t}",
-                            "topic": topic[0]})
-    rng = random.Random(24)  # and again
-    for label, kind, templates in (("no_answer", "declines_varied", VARIED_REFUSALS),
-                                   ("answer", "answers_varied", VARIED_ANSWERS)):
-        for t, template in enumerate(templates):
-            for n in rng.sample(range(len(VARIED_TOPICS)), 6):
-                topic = VARIED_TOPICS[n]
-                out.append({"question": topic[1],
-                            "answer": fill(template, topic, rng.choice(SOURCES)),
-                            "label": label, "kind": kind, "template": f"{kind}-{t}",
-                            "topic": topic[0]})
+    # Two more pairs of kinds on topics of their own, each pair drawn by its own stream
+    for seed, topics, kinds in (
+            (22, MORE_TOPICS, (("no_answer", "declines_more", MORE_REFUSALS),
+                               ("answer", "negative_more", MORE_ANSWERS))),
+            (24, VARIED_TOPICS, (("no_answer", "declines_varied", VARIED_REFUSALS),
+                                 ("answer", "answers_varied", VARIED_ANSWERS)))):
+        rng = random.Random(seed)
+        for label, kind, templates in kinds:
+            for t, template in enumerate(templates):
+                for n in rng.sample(range(len(topics)), 6):
+                    topic = topics[n]
+                    out.append({"question": topic[1],
+                                "answer": fill(template, topic, rng.choice(SOURCES)),
+                                "label": label, "kind": kind, "template": f"{kind}-{t}",
+                                "topic": topic[0]})
     return out
 
 
