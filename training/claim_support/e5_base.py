@@ -19,7 +19,6 @@ import argparse
 import json
 import random
 import struct
-import sys
 import time
 import zipfile
 from collections import Counter
@@ -164,4 +163,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -47,6 +47,11 @@ MODELS = ROOT / "monitor" / "judges" / "models"
 TOKENIZER = "minilm_l6.tokenizer.json"  # all-MiniLM-L6-v2's: the same vocabulary as the embedder
 
 
+def tokenizer_name(base: Path | None) -> str:
+    """MiniLM-L6's tokenizer is the embedder's too; another base ships its own beside it."""
+    return TOKENIZER if base is None else "claim_support.tokenizer.json"
+
+
 def cascade_band(labels: np.ndarray, probabilities: np.ndarray) -> dict[str, Any]:
     """The band, and on dev the share of pairs outside it and their accuracy."""
     low, high = uncertainty_band(probabilities, labels, TARGET_ACCURACY)
@@ -135,9 +140,9 @@ def stage(work: Path, onnx_file: Path, temperature: float, threshold: float,
     folder = work / "staged"
     folder.mkdir(exist_ok=True)
     shutil.copy(onnx_file, folder / "claim_support.onnx")
-    shutil.copy((base or base_dir()) / "tokenizer.json", folder / TOKENIZER)
+    shutil.copy((base or base_dir()) / "tokenizer.json", folder / tokenizer_name(base))
     (folder / "claim_support.json").write_text(json.dumps({
-        "file": "claim_support.onnx", "tokenizer": TOKENIZER,
+        "file": "claim_support.onnx", "tokenizer": tokenizer_name(base),
         "temperature": temperature, "threshold": threshold}))
     return folder / "claim_support.json"
 
@@ -199,8 +204,7 @@ def main() -> None:
         return
     MODELS.mkdir(exist_ok=True)
     shutil.copy(onnx_file, MODELS / "claim_support.onnx")
-    # MiniLM-L6's tokenizer is the embedder's too; another base ships its own beside it
-    tokenizer_file = TOKENIZER if args.base is None else "claim_support.tokenizer.json"
+    tokenizer_file = tokenizer_name(args.base)
     shutil.copy((args.base or base_dir()) / "tokenizer.json", MODELS / tokenizer_file)
     card = {
         "file": "claim_support.onnx", "tokenizer": tokenizer_file,
