@@ -3,7 +3,10 @@
     python bench/make_no_answer_data.py
 
 Hand-written templates filled with hand-written topics (a support assistant's questions, with a
-true statement, a negative statement and a part the documents do not cover). Each row says its
+true statement, a negative statement and a part the documents do not cover). The latest kinds
+(`*_composed`) are composed: a core (the template) between an opener and a closer that refusals,
+answers and failed actions share ("Sorry, ", "Good question. ", " I hope that helps."), so that
+only what the core says tells a refusal from an answer. Each row says its
 `kind`, `template` and `topic`, so that training/claim_support/build_data.py (--no-answer) can
 split train, dev and test by both: no test row shares a template with a training row, and 30% of
 the topics are left out of training (the test rows on them are "unseen topics").
@@ -652,6 +655,148 @@ VARIED_ANSWERS = [
 ]
 
 
+# Fourteen more topics and a fifth pair of kinds (their own seeds again): each row an opener, a
+# core and a closer, so that the many ways an answer opens and closes are seen with refusals and
+# answers alike. Subject, question, yes, no, missing, as in TOPICS.
+COMPOSED_TOPICS = [
+    ("the daily withdrawal limit", "How much cash can I withdraw in a day?",
+     "the daily cash withdrawal limit is 1,000 euros",
+     "withdrawals abroad do not count toward a higher limit", "withdrawals in other currencies"),
+    ("overtime pay for part-time staff", "Do part-time employees get overtime pay?",
+     "part-time staff are paid overtime after 40 hours a week",
+     "overtime is not paid for unapproved hours", "overtime on public holidays"),
+    ("the noise rules in the building", "When are quiet hours in the building?",
+     "quiet hours run from 10 pm to 7 am", "drilling is not allowed on Sundays",
+     "parties on the roof terrace"),
+    ("renewing a passport online", "Can I renew my passport online?",
+     "adults can renew a passport online if the old one expired less than 5 years ago",
+     "first passports cannot be applied for online", "urgent renewals"),
+    ("the screen size of the Tab 9", "How big is the screen on the Tab 9?",
+     "the Tab 9 has an 11-inch screen", "the Tab 9 does not support a stylus",
+     "the screen's refresh rate"),
+    ("transferring a season ticket", "Can someone else use my season ticket?",
+     "a season ticket can be lent to a friend up to 5 times a season",
+     "season tickets cannot be resold", "transfers for cup matches"),
+    ("the course's final exam weighting", "How much is the final exam worth?",
+     "the final exam counts for 60 percent of the grade",
+     "the final exam cannot be replaced by coursework", "the oral part"),
+    ("storing luggage at the station", "Can I leave my luggage at the station?",
+     "lockers at the station cost 6 euros for 24 hours",
+     "bags over 30 kg are not accepted in lockers", "overnight storage"),
+    ("the car rental's mileage limit", "Is mileage unlimited on the rental car?",
+     "rentals include 300 km a day", "unlimited mileage is not offered on vans",
+     "one-way rentals"),
+    ("adding a user to the team plan", "How do I add a colleague to our team plan?",
+     "admins can invite users from the Members page",
+     "the team plan does not allow more than 25 users", "guest accounts"),
+    ("the recycling collection day", "When is the recycling collected?",
+     "recycling is collected every other Tuesday",
+     "glass is not collected at the kerb", "garden waste"),
+    ("the kids' menu at the restaurant", "Do you have a children's menu?",
+     "the children's menu costs 9 euros for children under 12",
+     "the children's menu is not served after 8 pm", "high chairs"),
+    ("the grace period on a loan payment", "Is there a grace period if I miss a loan payment?",
+     "there is a grace period of 10 days before a fee applies",
+     "the grace period does not apply to the first payment", "payment holidays"),
+    ("upgrading to a larger storage plan", "Can I upgrade my storage mid-month?",
+     "upgrades take effect at once and are billed pro rata",
+     "storage cannot be downgraded below what you use", "family sharing"),
+]
+
+# An opener, a core and a closer, drawn for each row: the core is the template (what the split
+# goes by); openers and closers are shared by refusals and answers, so that only the core tells.
+COMPOSED_OPENERS = ["", "Sorry, ", "Unfortunately, ", "Thanks for asking. ", "Good question. ",
+                    "Hmm, ", "I checked, and ", "I'm afraid ", "Okay, so ", "Let me see. ",
+                    "I went through {source}, and ", "Apologies for the wait. "]
+COMPOSED_CLOSERS = ["", " Is there anything else I can help with?", " I hope that helps.",
+                    " You can also contact our support team.", " Let me know if you have "
+                    "other questions.", " Please check with an agent for anything else."]
+
+# Refusal cores: {subject}, {source}.
+COMPOSED_REFUSALS = [
+    "{source} gave me nothing to work with on {subject}",
+    "{subject} is not a topic I can find in {source}",
+    "pulling up {subject} in {source} gave me nothing",
+    "this one is beyond what {source} can tell me",
+    "my sources are silent on {subject}",
+    "I can't offer an answer about {subject}",
+    "{subject} drew a blank in {source}",
+    "the material available to me never touches on {subject}",
+    "I can't speak to {subject} with the information I have",
+    "nowhere in {source} is {subject} explained",
+    "I'd need more information than {source} provides to answer that",
+    "the question about {subject} goes unanswered in {source}",
+    "whatever the answer on {subject} is, it isn't in {source}",
+    "I lack the information to answer about {subject}",
+    "my lookup returned nothing for {subject}",
+    "I can't find a single reference to {subject}",
+    "{subject} is missing from {source}",
+    "I'm not in a position to answer that, as {source} doesn't address it",
+    "the documents available to me don't reach {subject}",
+    "I found no details at all about {subject}",
+]
+
+# Answer cores in the same words: {yes}, {no}, {missing}, {source}.
+COMPOSED_ANSWERS = [
+    "{source} gave me a clear answer: {yes}",
+    "this one is covered: {no}",
+    "pulling it up in {source} gave me this: {yes}",
+    "my sources agree that {no}",
+    "I can offer an answer: {yes}",
+    "{source} drew a clear line: {no}",
+    "the material available to me is clear that {yes}",
+    "I can speak to this: {yes}, though nothing is said about {missing}",
+    "nowhere in {source} is an exception made: {no}",
+    "as {source} explains, {yes}",
+    "the question is answered in {source}: {no}",
+    "{yes}, but I found nothing about {missing}",
+    "my lookup returned this: {yes}",
+    "I found a single reference, and it says {no}",
+    "the rule is simple: {yes}",
+    "I'm not in a position to change it, but {no}",
+    "the documents available to me say that {yes}",
+    "I found the details: {no}",
+    "the answer is no, because {no}",
+    "good news: {yes}",
+]
+
+# Twelve more requests for an action, and reports that it failed composed the same way (kind
+# `actions_composed`, answers: the tool failed, the assistant answered): request, do, reason.
+COMPOSED_ACTIONS = [
+    ("Move my appointment to Thursday.", "move your appointment", "the booking system is offline"),
+    ("Cancel my gym membership.", "cancel the membership", "the members database is locked"),
+    ("Add a second driver to my rental.", "add the second driver",
+     "the rental system rejected the licence number"),
+    ("Switch my plan to yearly billing.", "switch you to yearly billing",
+     "the billing service returned an error"),
+    ("Order a replacement charger.", "order the charger", "the warehouse system is not responding"),
+    ("Reserve a table for four at 8.", "reserve the table", "the restaurant's booking page timed out"),
+    ("Update my shipping address.", "update the address", "the address could not be verified"),
+    ("Forward this invoice to accounting.", "forward the invoice", "the mail gateway refused it"),
+    ("Increase my card limit.", "raise the card limit", "the bank's approval service is down"),
+    ("Join me to the Tuesday webinar.", "register you for the webinar",
+     "the event platform returned an error"),
+    ("Return the blue jacket I bought.", "start the return", "the order could not be found"),
+    ("Turn on auto-renewal.", "turn on auto-renewal", "the subscription service did not respond"),
+]
+
+# Cores of a failed action: {do}, {reason}.
+COMPOSED_ACTION_FAILURES = [
+    "I got an error when I tried to {do}",
+    "my attempt to {do} ended with an error",
+    "the system wouldn't let me {do}",
+    "I ran into a problem trying to {do}",
+    "I tried twice but could not {do}",
+    "{reason}, which kept me from being able to {do}",
+    "doing that failed on my side: {reason}",
+    "my request to {do} was turned down",
+    "I had no luck trying to {do}: {reason}",
+    "I could not {do} on my end",
+    "it wasn't possible to {do} at the moment",
+    "I was blocked from doing it: {reason}",
+]
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -730,7 +875,36 @@ def rows() -> list[dict[str, str]]:
                                 "answer": fill(template, topic, rng.choice(SOURCES)),
                                 "label": label, "kind": kind, "template": f"{kind}-{t}",
                                 "topic": topic[0]})
+    rng = random.Random(26)
+    for label, kind, cores in (("no_answer", "declines_composed", COMPOSED_REFUSALS),
+                               ("answer", "answers_composed", COMPOSED_ANSWERS)):
+        for t, core in enumerate(cores):
+            for n in rng.sample(range(len(COMPOSED_TOPICS)), 6):
+                topic = COMPOSED_TOPICS[n]
+                for _ in range(3):
+                    out.append({"question": topic[1],
+                                "answer": fill(composed(core, rng), topic, rng.choice(SOURCES)),
+                                "label": label, "kind": kind, "template": f"{kind}-{t}",
+                                "topic": topic[0]})
+    rng = random.Random(28)
+    for t, core in enumerate(COMPOSED_ACTION_FAILURES):
+        for n in rng.sample(range(len(COMPOSED_ACTIONS)), 6):
+            request, do, reason = COMPOSED_ACTIONS[n]
+            for _ in range(3):
+                out.append({"question": request, "answer": cap(composed(core, rng).format(
+                                do=do, reason=reason, Reason=cap(reason),
+                                source=rng.choice(SOURCES))),
+                            "label": "answer", "kind": "actions_composed",
+                            "template": f"actions_composed-{t}", "topic": do})
     return out
+
+
+def composed(core: str, rng: random.Random) -> str:
+    """The core between an opener and a closer drawn from those shared by every composed kind."""
+    opener, closer = rng.choice(COMPOSED_OPENERS), rng.choice(COMPOSED_CLOSERS)
+    if not opener or opener.endswith(". "):  # the core opens the sentence: "{Source} ..."
+        core = core.replace(core[:2], core[:2].title(), 1)
+    return f"{opener}{core}.{closer}"
 
 
 def main() -> None:

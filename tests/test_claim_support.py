@@ -16,7 +16,7 @@ from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 
-SHA256 = "84bc91b872c057049bc967412aa5042a0de3d0982155242774b5c1c7a3f11452"
+SHA256 = "faffb9d5703b890ae6536128bbd352b29734529c553831f2aeaca92f47fa3de7"
 
 
 @pytest.mark.unit

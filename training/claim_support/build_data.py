@@ -428,7 +428,9 @@ def snippet_pairs(passages: list[dict[str, Any]], seed: int) -> Iterator[dict[st
 NO_ANSWER_SEED = 16
 NO_ANSWER_ADDED_KINDS = {("how_to",): 19, ("action_failed_short",): 21,
                          ("declines_more", "negative_more"): 23,
-                         ("declines_varied", "answers_varied"): 25}
+                         ("declines_varied", "answers_varied"): 25,
+                         ("declines_composed", "answers_composed"): 27,
+                         ("actions_composed",): 29}
 
 
 def no_answer_split(rows: list[dict[str, str]]) -> list[str | None]:
