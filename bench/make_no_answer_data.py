@@ -655,9 +655,8 @@ VARIED_ANSWERS = [
 ]
 
 
-# Fourteen more topics and a fifth pair of kinds (their own seeds again): each row an opener, a
-# core and a closer, so that the many ways an answer opens and closes are seen with refusals and
-# answers alike. Subject, question, yes, no, missing, as in TOPICS.
+# Fourteen more topics for a fifth pair of kinds, composed (below; seeds of their own again).
+# Subject, question, yes, no, missing, as in TOPICS.
 COMPOSED_TOPICS = [
     ("the daily withdrawal limit", "How much cash can I withdraw in a day?",
      "the daily cash withdrawal limit is 1,000 euros",
