@@ -655,8 +655,9 @@ VARIED_ANSWERS = [
 ]
 
 
-# Fourteen more topics for a fifth pair of kinds, composed (below; seeds of their own again).
-# Subject, question, yes, no, missing, as in TOPICS.
+# Fourteen more topics for a fifth pair of kinds, composed (below; seeds of their own again);
+# the second repeats one of TOPICS by mistake, kept as pass 20 was trained on it (it moves no
+# row of the earlier kinds). Subject, question, yes, no, missing, as in TOPICS.
 COMPOSED_TOPICS = [
     ("the daily withdrawal limit", "How much cash can I withdraw in a day?",
      "the daily cash withdrawal limit is 1,000 euros",

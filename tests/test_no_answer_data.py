@@ -1,0 +1,64 @@
+"""The no-answer detector's data: the committed file is what its generator writes, and the split
+keeps test templates out of training and earlier rows on their side when kinds are added."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def rows() -> list[dict[str, str]]:
+    return load(ROOT / "bench" / "make_no_answer_data.py").rows()
+
+
+@pytest.fixture(scope="module")
+def build_data() -> ModuleType:
+    return load(ROOT / "training" / "claim_support" / "build_data.py")
+
+
+@pytest.mark.unit
+def test_the_committed_file_is_what_the_generator_writes(rows: list[dict[str, str]]) -> None:
+    committed = (ROOT / "bench" / "data" / "no_answer.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in committed] == rows
+
+
+@pytest.mark.unit
+def test_no_test_template_or_unseen_topic_reaches_training(rows: list[dict[str, str]],
+                                                           build_data: ModuleType) -> None:
+    split = list(zip(rows, build_data.no_answer_split(rows), strict=True))
+    templates = {s: {r["template"] for r, x in split if x == s}
+                 for s in ("train", "dev", "test", "test_unseen")}
+    assert templates["train"] and templates["dev"] and templates["test"]
+    tested = templates["test"] | templates["test_unseen"]
+    assert not tested & (templates["train"] | templates["dev"])
+    unseen = {r["topic"] for r, x in split if x == "test_unseen"}
+    assert not unseen & {r["topic"] for r, x in split if x in ("train", "dev")}
+
+
+@pytest.mark.unit
+def test_kinds_added_later_leave_the_earlier_rows_on_their_side(rows: list[dict[str, str]],
+                                                                build_data: ModuleType) -> None:
+    # Each group of kinds is split by a seed of its own; a topic it shares with an earlier group
+    # and draws as a test topic would move that group's rows (to test, or out).
+    split = list(zip(rows, build_data.no_answer_split(rows), strict=True))
+    for kinds in build_data.NO_ANSWER_ADDED_KINDS:
+        earlier = [(r, x) for r, x in split if r["kind"] not in kinds]
+        alone = build_data.no_answer_split([r for r, _ in earlier])
+        assert alone == [x for _, x in earlier], f"adding {kinds} moved earlier rows"
