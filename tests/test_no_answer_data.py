@@ -3,34 +3,22 @@ keeps test templates out of training and earlier rows on their side when kinds a
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "training" / "claim_support")]
 
-
-def load(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
-    spec.loader.exec_module(module)
-    return module
+import build_data  # noqa: E402
+from make_no_answer_data import rows as generated  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def rows() -> list[dict[str, str]]:
-    return load(ROOT / "bench" / "make_no_answer_data.py").rows()
-
-
-@pytest.fixture(scope="module")
-def build_data() -> ModuleType:
-    return load(ROOT / "training" / "claim_support" / "build_data.py")
+    return generated()
 
 
 @pytest.mark.unit
@@ -40,8 +28,7 @@ def test_the_committed_file_is_what_the_generator_writes(rows: list[dict[str, st
 
 
 @pytest.mark.unit
-def test_no_test_template_or_unseen_topic_reaches_training(rows: list[dict[str, str]],
-                                                           build_data: ModuleType) -> None:
+def test_no_test_template_or_unseen_topic_reaches_training(rows: list[dict[str, str]]) -> None:
     split = list(zip(rows, build_data.no_answer_split(rows), strict=True))
     templates = {s: {r["template"] for r, x in split if x == s}
                  for s in ("train", "dev", "test", "test_unseen")}
@@ -53,8 +40,7 @@ def test_no_test_template_or_unseen_topic_reaches_training(rows: list[dict[str, 
 
 
 @pytest.mark.unit
-def test_kinds_added_later_leave_the_earlier_rows_on_their_side(rows: list[dict[str, str]],
-                                                                build_data: ModuleType) -> None:
+def test_kinds_added_later_leave_the_earlier_rows_on_their_side(rows: list[dict[str, str]]) -> None:
     # Each group of kinds is split by a seed of its own; a topic it shares with an earlier group
     # and draws as a test topic would move that group's rows (to test, or out).
     split = list(zip(rows, build_data.no_answer_split(rows), strict=True))
