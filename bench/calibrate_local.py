@@ -14,8 +14,9 @@ Data (offline, from the `bigbench` sdist; extract, never pip-install it; get the
 
 Train and test are split by article title (VitaminC) or question (TruthfulQA) so that no text is
 on both sides. Thresholds are fitted on train; balanced accuracy is
-reported on test. The printed values are the defaults in monitor/config.py (LocalJudgeSettings,
-and the cascade's bands in CascadeSettings).
+reported on test. The printed values are the defaults in monitor/config.py (LocalJudgeSettings:
+the thresholds and the context relevance cosine's band; the answer relevance cosine's band in
+CascadeSettings).
 """
 
 from __future__ import annotations

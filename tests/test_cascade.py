@@ -285,7 +285,14 @@ def test_the_cascade_is_configured_with_its_bands() -> None:
     judge = build_judge(settings, Metrics(CollectorRegistry()))
     card = judge.evaluators.claim_support.card["band"]  # type: ignore[attr-defined]
     assert tuple(judge.bands.groundedness) == (card["low"], card["high"])  # type: ignore[attr-defined]
-    assert judge.bands.context_relevance == Band(*settings.judging.cascade.context_relevance)  # type: ignore[attr-defined]
+    # The documents' cosine: where the local judge itself trusts it alone, unless configured
+    assert judge.bands.context_relevance == Band(*settings.judging.local.context_relevance_band)  # type: ignore[attr-defined]
+    settings = Settings(judging={"llm": {"endpoints": [endpoint]},
+                                 "cascade": {"enabled": True, "context_relevance": [0.2, 0.4]}})
+    judge = build_judge(settings, Metrics(CollectorRegistry()))
+    assert judge.bands.context_relevance == Band(0.2, 0.4)  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="low <= high"):
+        Settings(judging={"local": {"context_relevance_band": [0.5, 0.1]}})
 
 
 def test_who_decided_is_kept_with_the_verdict() -> None:

@@ -47,6 +47,58 @@ def test_groundedness_counts_claims_and_sets_generic_ones_aside(judge: LocalJudg
     assert result.judge == "local" and result.calls == 0 and result.input_tokens == 0
 
 
+# Two SQuAD-shifts pairs of the claim-support model's dev split (Wikipedia, CC BY-SA; The New
+# York Times, as SQuAD-shifts ships it) where the question-document cosine is unsure and wrong:
+# a paragraph of the question's article without the answer (cosine 0.36, over the threshold),
+# and the paragraph holding the answer (cosine 0.19, under it).
+SAME_ARTICLE = ("church of the Armenian people. It is part of Oriental Orthodoxy and is one of the "
+                "most ancient Christian communities. Armenia is an early center of Christianity, "
+                "and it was the ")
+ANSWERING = ("\u201cIt is a strong signal in the fight against impunity,\u201d said Patrick "
+             "Baudouin, a lawyer who is the head of the International Federation for Human "
+             "Rights. \u201cThe Caesar file is extremely serious, not to say monstrous. We\u2019re "
+             "talking about a bureaucracy of barbarism.\u201d")
+
+
+@pytest.mark.parametrize(("question", "document", "relevant"), [
+    ("What is the poverty rate in Armenia?", SAME_ARTICLE, False),
+    ("What occupation does Patrick Baudouin have?", ANSWERING, True)])
+def test_documents_the_similarity_is_unsure_of_are_read_by_the_model(
+        judge: LocalJudge, question: str, document: str, relevant: bool) -> None:
+    turn = AssistantTurn(trace_id="4" * 32, question=question, answer="I am not sure.",
+                         documents=[RetrievedDocument(content=document),
+                                    RetrievedDocument(content=question.replace("?", "."))])
+    context = judge.judge_sync(turn).get("context_relevance")
+    unsure, sure = context.documents
+    low, high = judge.settings.context_relevance_band
+    assert low <= unsure.similarity < high and unsure.relevance is not None
+    assert unsure.label == ("relevant" if relevant else "irrelevant")
+    # The question restated: the similarity is sure, the model is not asked
+    assert sure.similarity >= high and sure.relevance is None and sure.label == "relevant"
+    assert "1 the similarity left unsure read by the claim-support model" in context.rationale
+    alone = LocalJudge(LocalJudgeSettings(context_relevance_model=False), judge.embedder,
+                       judge.claim_support).judge_sync(turn).get("context_relevance")
+    assert alone.documents[0].relevance is None
+    assert alone.documents[0].label == ("irrelevant" if relevant else "relevant")  # the cosine's
+
+
+def test_a_statement_is_left_to_the_similarity(judge: LocalJudge) -> None:
+    # A VitaminC claim and its own evidence (Wikipedia, CC BY-SA): the model, trained on
+    # questions, reads a statement as a claim to support (0.16 here: 92 % is "over 85 %"), so
+    # the cosine (0.54, unsure but over its threshold) decides.
+    turn = AssistantTurn(
+        trace_id="5" * 32, answer="Noted.",
+        question="Based on less than 20 reviewers , Man Seeking Woman scored over 85 % on Rotten "
+                 "Tomatoes , with a rating of more than 7/10 .",
+        documents=[RetrievedDocument(content="Rotten Tomatoes gives the first season of the show "
+                                             "a rating of 92 % , based on 13 reviews , with an "
+                                             "average rating of 7.3/10 .")])
+    (document,) = judge.judge_sync(turn).get("context_relevance").documents
+    low, high = judge.settings.context_relevance_band
+    assert low <= document.similarity < high
+    assert document.relevance is None and document.label == "relevant"
+
+
 def test_metrics_that_do_not_apply_are_left_out(judge: LocalJudge) -> None:
     no_docs = judge.judge_sync(AssistantTurn(trace_id="2" * 32, question="Hi?", answer="Hello."))
     assert {v.metric for v in no_docs.verdicts} == {"answer_relevance", "completeness"}

@@ -77,7 +77,7 @@ def local(*verdicts: Verdict) -> JudgeResult:
 
 def relevance(docs: list[RetrievedDocument], relevant: list[bool]) -> Verdict:
     return Verdict("context_relevance", score=sum(relevant) / len(relevant),
-                   rationale=f"{sum(relevant)} of {len(relevant)} documents similar to the question",
+                   rationale=f"{sum(relevant)} of {len(relevant)} documents relevant to the question",
                    documents=tuple(DocumentLabel(id=d.id, label="relevant" if r else "irrelevant",
                                                  similarity=0.61 if r else 0.12)
                                    for d, r in zip(docs, relevant, strict=True)))

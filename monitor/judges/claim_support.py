@@ -65,6 +65,10 @@ class ClaimSupportModel:
         # Where the dev split's calibration says supported at 95% (the cascade band's upper
         # edge): a claim this well supported is surely an assertion of the documents' content.
         self.sure = float(self.card["band"]["high"]) if "band" in self.card else 1.0
+        # P(relevant) at or above: the document helps answer the question; None where the card
+        # has no relevance task
+        self.relevance_threshold = (float(self.card["relevance"]["threshold"])
+                                    if "relevance" in self.card else None)
         # P(declines) at or above: no answer; None where the card has no no-answer task
         self.no_answer_threshold = (float(self.card["no_answer"]["threshold"])
                                     if "no_answer" in self.card else None)

@@ -4,7 +4,7 @@ criterion, handed to the LLM judge (and fused without an LLM by `calibrate`'s ba
 Evaluators (computed by the local judge; ranges):
     answer_similarity  -1..1  cosine of question and answer embeddings (all-MiniLM-L6-v2)
     answered           0 | 1  1 unless the no-answer detector fires
-    context_share      0..1   share of documents similar to the question
+    context_share      0..1   share of documents the local judge finds relevant to the question
     claim_support      0..1   share of checkable claims the claim-support classifier supports
     lexical_support    0..1   mean share of a claim's content words found in its best document
 """
@@ -25,7 +25,7 @@ EVALUATORS = ["answer_similarity", "answered", "claim_support", "lexical_support
 DESCRIPTIONS = {
     "answer_similarity": "cosine similarity of question and answer embeddings, -1..1",
     "answered": "1 unless a refusal detector found the answer declines, 0 or 1",
-    "context_share": "share of documents whose embedding is similar to the question, 0..1",
+    "context_share": "share of documents small local models find relevant to the question, 0..1",
     "claim_support": "share of the answer's claims a small classifier finds supported, 0..1",
     "lexical_support": "mean share of each claim's content words found in a document, 0..1",
 }

@@ -369,7 +369,8 @@ def cascade_bands(cascade: CascadeSettings, local: Any) -> Bands:
                              f"judging.cascade.{key}")
         return Band(entry["band"]["low"], entry["band"]["high"])
 
-    return Bands(Band(*cascade.context_relevance), Band(*cascade.answer_relevance),
+    return Bands(Band(*(cascade.context_relevance or local.settings.context_relevance_band)),
+                 Band(*cascade.answer_relevance),
                  from_card(cascade.no_answer, card.get("no_answer"), "no_answer"),
                  from_card(cascade.groundedness, card, "groundedness"),
                  from_card(cascade.context_relevance_model, card.get("relevance"),

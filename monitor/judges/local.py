@@ -4,7 +4,10 @@ Cheap and deterministic, on CPU inside the process; labelled `judge="local"` in 
 nobody mistakes them for an LLM verdict. What each one does:
 
 - context relevance: cosine(question, document) of MiniLM-L6 embeddings (a document's first 128
-  tokens) against a threshold, per document; score = share of documents relevant.
+  tokens), per document: where the cosine is sure (outside `context_relevance_band`) it decides;
+  in between the claim-support model reads the question against the document's window sharing
+  most words with it (its relevance task) and its threshold decides. Score = share of documents
+  relevant.
 - answer relevance: cosine(question, answer) against a threshold.
 - completeness: `no_answer` when the answer is empty (whitespace, punctuation, bare list markers)
   or the claim-support model, asked whether the answer declines to answer (its third task:
@@ -34,10 +37,17 @@ from typing import Any
 import numpy as np
 
 from monitor.config import LocalJudgeSettings
+from monitor.judges.cascade import Band, decide
 from monitor.judges.claim_support import ClaimSupportModel
 from monitor.judges.embeddings import DIMENSIONS, Embedder
 from monitor.judges.no_answer import is_empty
-from monitor.judges.text import is_generic, lexical_support, split_claims, strip_framing
+from monitor.judges.text import (
+    is_generic,
+    is_question,
+    lexical_support,
+    split_claims,
+    strip_framing,
+)
 from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.verdict import (
     ClaimLabel,
@@ -69,8 +79,8 @@ class LocalJudge:
     def __init__(self, settings: LocalJudgeSettings, embedder: Embedder | None = None,
                  claim_support: ClaimSupportModel | None = None,
                  read_relevance: bool = False) -> None:
-        """`read_relevance`: also read each document's relevance with the claim-support model
-        (the cascade's second opinion where the cosine is unsure; it costs a pair a document)."""
+        """`read_relevance`: read every document's relevance with the claim-support model, not
+        only those the cosine is unsure of (the cascade's second opinion; a pair a document)."""
         self.settings = settings
         self.read_relevance = read_relevance
         self.embedder = embedder or Embedder(threads=settings.threads,
@@ -106,14 +116,13 @@ class LocalJudge:
 
         if q is not None and docs:
             sims = doc_vectors @ q
-            relevant = [bool(x >= s.context_relevance_threshold) for x in sims]
-            read = (self._relevance(question, docs) if self.read_relevance
-                    else [None] * len(docs))
+            relevant, read, by_model = self._context_relevance(question, docs, sims)
             skipped = f" ({blank} empty documents skipped)" if blank else ""
             verdicts.append(Verdict(
                 "context_relevance", score=sum(relevant) / len(relevant),
-                rationale=f"{sum(relevant)} of {len(relevant)} documents similar to the question"
-                          + skipped,
+                rationale=f"{sum(relevant)} of {len(relevant)} documents relevant to the question"
+                          + (f" ({by_model} the similarity left unsure read by the claim-support "
+                             "model)" if by_model else "") + skipped,
                 documents=tuple(
                     DocumentLabel(id=d.id, label="relevant" if r else "irrelevant",
                                   similarity=round(float(x), 4), relevance=m)
@@ -174,7 +183,37 @@ class LocalJudge:
         return JudgeResult(self.name, verdicts, latency_s=time.perf_counter() - start,
                            model=self.model)
 
-    def _relevance(self, question: str, docs: list[str]) -> list[float | None]:
+    def _context_relevance(self, question: str, docs: list[str], sims: np.ndarray
+                           ) -> tuple[list[bool], list[float | None], int]:
+        """Each document relevant or not, the model's reading where it was read, and how many
+        the model decided. The cosine decides where it is sure; in between, the model where it
+        can read relevance."""
+        s = self.settings
+        by_cosine = [decide(float(x), Band(*s.context_relevance_band)) for x in sims]
+        threshold = self.claim_support.relevance_threshold
+        if self.read_relevance:
+            reads = list(range(len(docs)))
+        elif s.context_relevance_model and threshold is not None and is_question(question):
+            # (the model learnt relevance to questions: to a claim, it reads whether it is
+            # supported, and a statement is left to the cosine)
+            reads = [i for i, sure in enumerate(by_cosine) if sure is None]
+        else:
+            reads = []
+        read: list[float | None] = [None] * len(docs)
+        for i, p in zip(reads, self._relevance(question, [docs[i] for i in reads]), strict=True):
+            read[i] = p
+        relevant, by_model = [], 0
+        for sure, x, m in zip(by_cosine, sims, read, strict=True):
+            if sure is not None:
+                relevant.append(sure)
+            elif m is not None and threshold is not None:
+                relevant.append(m >= threshold)
+                by_model += 1
+            else:
+                relevant.append(bool(x >= s.context_relevance_threshold))
+        return relevant, read, by_model
+
+    def _relevance(self, question: str, docs: list[str]) -> list[float]:
         """The claim-support model's P(the document helps answer the question), on the windows
         of each document sharing most words with the question (the best one decides)."""
         s = self.settings

@@ -45,6 +45,19 @@ _FRAMING_END = re.compile(rf"[,;]?\s*(?:as|according to|per) {_SOURCES}(?: (?:sa
                           r"shows?|indicates?))?(?=[.!?]*$)", re.IGNORECASE)
 
 
+_QUESTION_OPENERS = frozenset("""
+what which who whom whose when where why how is are was were am do does did can could should
+would will shall may might must has have had
+""".split())
+
+
+def is_question(text: str) -> bool:
+    """Asked as a question: ends with a question mark or opens with a question word ("how do i
+    reset it"), not a statement or a request ("Refund policy", "Tell me about refunds")."""
+    words = _WORD.findall(text.lower())
+    return text.rstrip().endswith("?") or bool(words) and words[0] in _QUESTION_OPENERS
+
+
 def split_claims(answer: str) -> list[str]:
     """Sentences and list items of an answer, each one claim."""
     claims: list[str] = []

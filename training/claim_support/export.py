@@ -38,10 +38,12 @@ from export_embedder import export  # noqa: E402
 from figures import TASKS, balanced_accuracy, balancing_threshold, dev_choice, report  # noqa: E402
 from train import MAX_TOKENS, base_dir, build_model, load_weights, read_pairs  # noqa: E402
 
+from monitor.config import LocalJudgeSettings  # noqa: E402
 from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
 from monitor.judges.claim_support import ClaimSupportModel, file_sha256  # noqa: E402
 from monitor.judges.embeddings import Embedder  # noqa: E402
 from monitor.judges.no_answer import may_decline  # noqa: E402
+from monitor.judges.text import is_question  # noqa: E402
 
 MODELS = ROOT / "monitor" / "judges" / "models"
 TOKENIZER = "minilm_l6.tokenizer.json"  # all-MiniLM-L6-v2's: the same vocabulary as the embedder
@@ -111,20 +113,36 @@ def no_answer_figures(rows: list[dict[str, Any]], probabilities: np.ndarray,
     return figures
 
 
-def cosine_relevance(dev: list[dict[str, Any]], test: list[dict[str, Any]]) -> None:
-    """Side by side on the same test pairs, the relevance the local judge uses: the embedder's
-    cosine of the question and the window, its threshold balanced on dev's relevance pairs."""
+def judge_relevance(dev: list[dict[str, Any]], test: list[dict[str, Any]],
+                    test_probabilities: np.ndarray, threshold: float) -> None:
+    """Side by side on the same test pairs, the relevance the local judge decides (the
+    embedder's cosine of the question and the window where it is sure, outside the local judge's
+    context_relevance_band, else this model's relevance at `threshold`), and the cosine alone,
+    its threshold balanced on dev's relevance pairs."""
     embedder = Embedder(threads=2)
 
     def cosines(rows: list[dict[str, Any]]) -> np.ndarray:
         return np.sum(embedder.query([r["text_a"] for r in rows])
                       * embedder.passage([r["text_b"] for r in rows]), axis=1)
 
+    chosen = [i for i, r in enumerate(test) if r["source"] == "relevance"]
+    test = [test[i] for i in chosen]
     dev = [r for r in dev if r["source"] == "relevance"]
-    test = [r for r in test if r["source"] == "relevance"]
-    threshold = balancing_threshold(np.array([r["label"] for r in dev]), cosines(dev))
-    print(f"the embedder's cosine on the same test pairs (threshold {threshold:.3f} from dev):")
-    report(test, cosines(test), threshold, threshold)
+    test_cosines = cosines(test)
+    cosine_threshold = balancing_threshold(np.array([r["label"] for r in dev]), cosines(dev))
+    print(f"the embedder's cosine on the same test pairs (threshold {cosine_threshold:.3f} "
+          "from dev):")
+    report(test, test_cosines, cosine_threshold, cosine_threshold)
+    settings = LocalJudgeSettings()
+    low, high = settings.context_relevance_band
+    sure = (test_cosines >= high) | (test_cosines < low)
+    asked = np.array([is_question(r["text_a"]) for r in test])
+    decided = np.where(sure, test_cosines >= high, np.where(
+        asked, test_probabilities[chosen] >= threshold,
+        test_cosines >= settings.context_relevance_threshold))
+    print(f"the local judge's: the cosine outside [{low}, {high}) ({sure.mean():.1%} of the "
+          "pairs), this model inside (the cosine for a statement):")
+    report(test, decided.astype(float), 0.5, 0.5)
 
 
 def export_onnx(work: Path, base: Path | None) -> Path:
@@ -196,7 +214,7 @@ def main() -> None:
     figures = report(test, test_probabilities, threshold, chosen.relevance_threshold,
                      chosen.no_answer_threshold)
     if "relevance" in task_bands:
-        cosine_relevance(dev_all, test)
+        judge_relevance(dev_all, test, test_probabilities, chosen.relevance_threshold)
     no_answer = (no_answer_figures(test, test_probabilities, chosen.no_answer_threshold)
                  if "no_answer" in task_bands else None)
     print(f"scored in {time.perf_counter() - started:.0f} s")
