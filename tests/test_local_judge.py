@@ -97,6 +97,13 @@ def test_a_statement_is_left_to_the_similarity(judge: LocalJudge) -> None:
     low, high = judge.settings.context_relevance_band
     assert low <= document.similarity < high
     assert document.relevance is None and document.label == "relevant"
+    # Read anyway for the cascade, the model's reading of a statement still does not decide
+    every = LocalJudge(LocalJudgeSettings(), judge.embedder, judge.claim_support,
+                       read_relevance=True)
+    (document,) = every.judge_sync(turn).get("context_relevance").documents
+    assert document.relevance is not None
+    assert document.relevance < judge.claim_support.relevance_threshold  # type: ignore[operator]
+    assert document.label == "relevant"
 
 
 def test_metrics_that_do_not_apply_are_left_out(judge: LocalJudge) -> None:

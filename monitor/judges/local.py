@@ -190,15 +190,13 @@ class LocalJudge:
         can read relevance."""
         s = self.settings
         by_cosine = [decide(float(x), Band(*s.context_relevance_band)) for x in sims]
-        threshold = self.claim_support.relevance_threshold
-        if self.read_relevance:
-            reads = list(range(len(docs)))
-        elif s.context_relevance_model and threshold is not None and is_question(question):
-            # (the model learnt relevance to questions: to a claim, it reads whether it is
-            # supported, and a statement is left to the cosine)
-            reads = [i for i, sure in enumerate(by_cosine) if sure is None]
-        else:
-            reads = []
+        # The model learnt relevance to questions: to a statement it reads whether it is
+        # supported, so a statement is left to the cosine.
+        threshold = (self.claim_support.relevance_threshold
+                     if s.context_relevance_model and is_question(question) else None)
+        unsure = [i for i, sure in enumerate(by_cosine) if sure is None]
+        reads = (list(range(len(docs))) if self.read_relevance
+                 else unsure if threshold is not None else [])
         read: list[float | None] = [None] * len(docs)
         for i, p in zip(reads, self._relevance(question, [docs[i] for i in reads]), strict=True):
             read[i] = p
