@@ -16,7 +16,7 @@ from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 
-SHA256 = "faffb9d5703b890ae6536128bbd352b29734529c553831f2aeaca92f47fa3de7"
+SHA256 = "6a246200f491a6892a5a92348efa166f2ba1fd545fd4ce0f3b7b16c7563700ee"
 
 
 @pytest.mark.unit
