@@ -73,6 +73,21 @@ def windows(text: str, words: int) -> list[tuple[int, int]]:
     return [(spans[i][0], spans[i + words - 1][1]) for i in starts]
 
 
+def document_relevant(similarity: float, relevance: float | None, threshold: float | None,
+                      settings: LocalJudgeSettings) -> tuple[bool, bool]:
+    """Is a document relevant to the question, and did the model decide it? The cosine decides
+    where it is sure (outside `context_relevance_band`); in between, the claim-support model's
+    `relevance` at `threshold` where both are given, else the cosine's threshold. `threshold` is
+    None for a statement: the model learnt relevance to questions, and to a statement it reads
+    whether it is supported."""
+    sure = decide(similarity, Band(*settings.context_relevance_band))
+    if sure is not None:
+        return sure, False
+    if relevance is not None and threshold is not None:
+        return relevance >= threshold, True
+    return similarity >= settings.context_relevance_threshold, False
+
+
 class LocalJudge:
     name = "local"
 
@@ -185,31 +200,24 @@ class LocalJudge:
 
     def _context_relevance(self, question: str, docs: list[str], sims: np.ndarray
                            ) -> tuple[list[bool], list[float | None], int]:
-        """Each document relevant or not, the model's reading where it was read, and how many
-        the model decided. The cosine decides where it is sure; in between, the model where it
-        can read relevance."""
+        """Each document relevant or not (`document_relevant`), the model's reading where it
+        was read, and how many the model decided."""
         s = self.settings
-        by_cosine = [decide(float(x), Band(*s.context_relevance_band)) for x in sims]
-        # The model learnt relevance to questions: to a statement it reads whether it is
-        # supported, so a statement is left to the cosine.
+        band = Band(*s.context_relevance_band)
         threshold = (self.claim_support.relevance_threshold
                      if s.context_relevance_model and is_question(question) else None)
-        unsure = [i for i, sure in enumerate(by_cosine) if sure is None]
-        reads = (list(range(len(docs))) if self.read_relevance
-                 else unsure if threshold is not None else [])
+        if self.read_relevance:  # every document, for the cascade
+            reads = list(range(len(docs)))
+        elif threshold is not None:  # those the cosine is unsure of
+            reads = [i for i, x in enumerate(sims) if decide(float(x), band) is None]
+        else:
+            reads = []
         read: list[float | None] = [None] * len(docs)
         for i, p in zip(reads, self._relevance(question, [docs[i] for i in reads]), strict=True):
             read[i] = p
-        relevant, by_model = [], 0
-        for sure, x, m in zip(by_cosine, sims, read, strict=True):
-            if sure is not None:
-                relevant.append(sure)
-            elif m is not None and threshold is not None:
-                relevant.append(m >= threshold)
-                by_model += 1
-            else:
-                relevant.append(bool(x >= s.context_relevance_threshold))
-        return relevant, read, by_model
+        decided = [document_relevant(float(x), m, threshold, s)
+                   for x, m in zip(sims, read, strict=True)]
+        return [r for r, _ in decided], read, sum(by_model for _, by_model in decided)
 
     def _relevance(self, question: str, docs: list[str]) -> list[float]:
         """The claim-support model's P(the document helps answer the question), on the windows

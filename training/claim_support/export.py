@@ -42,6 +42,7 @@ from monitor.config import LocalJudgeSettings  # noqa: E402
 from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
 from monitor.judges.claim_support import ClaimSupportModel, file_sha256  # noqa: E402
 from monitor.judges.embeddings import Embedder  # noqa: E402
+from monitor.judges.local import document_relevant  # noqa: E402
 from monitor.judges.no_answer import may_decline  # noqa: E402
 from monitor.judges.text import is_question  # noqa: E402
 
@@ -115,10 +116,9 @@ def no_answer_figures(rows: list[dict[str, Any]], probabilities: np.ndarray,
 
 def judge_relevance(dev: list[dict[str, Any]], test: list[dict[str, Any]],
                     test_probabilities: np.ndarray, threshold: float) -> None:
-    """Side by side on the same test pairs, the relevance the local judge decides (the
-    embedder's cosine of the question and the window where it is sure, outside the local judge's
-    context_relevance_band, else this model's relevance at `threshold`), and the cosine alone,
-    its threshold balanced on dev's relevance pairs."""
+    """Side by side on the same test pairs, the relevance the local judge decides
+    (local.document_relevant, with this model's relevance at `threshold`), and the embedder's
+    cosine alone, its threshold balanced on dev's relevance pairs."""
     embedder = Embedder(threads=2)
 
     def cosines(rows: list[dict[str, Any]]) -> np.ndarray:
@@ -134,15 +134,12 @@ def judge_relevance(dev: list[dict[str, Any]], test: list[dict[str, Any]],
           "from dev):")
     report(test, test_cosines, cosine_threshold, cosine_threshold)
     settings = LocalJudgeSettings()
-    low, high = settings.context_relevance_band
-    sure = (test_cosines >= high) | (test_cosines < low)
-    asked = np.array([is_question(r["text_a"]) for r in test])
-    decided = np.where(sure, test_cosines >= high, np.where(
-        asked, test_probabilities[chosen] >= threshold,
-        test_cosines >= settings.context_relevance_threshold))
-    print(f"the local judge's: the cosine outside [{low}, {high}) ({sure.mean():.1%} of the "
-          "pairs), this model inside (the cosine for a statement):")
-    report(test, decided.astype(float), 0.5, 0.5)
+    decided = [document_relevant(float(x), float(p), threshold if is_question(r["text_a"])
+                                 else None, settings)
+               for r, x, p in zip(test, test_cosines, test_probabilities[chosen], strict=True)]
+    print(f"the local judge's: the cosine outside {list(settings.context_relevance_band)}, this "
+          f"model inside ({np.mean([m for _, m in decided]):.1%} of the pairs):")
+    report(test, np.array([r for r, _ in decided], dtype=float), 0.5, 0.5)
 
 
 def export_onnx(work: Path, base: Path | None) -> Path:
