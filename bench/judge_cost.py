@@ -36,6 +36,7 @@ from monitor.config import (  # noqa: E402
     LLMJudgingSettings,
     LocalJudgeSettings,
 )
+from monitor.judges.cascade import LOCAL  # noqa: E402
 from monitor.judges.llm import LLMJudge  # noqa: E402
 from monitor.judges.local import LocalJudge  # noqa: E402
 from monitor.model import AssistantTurn, RetrievedDocument  # noqa: E402
@@ -83,6 +84,31 @@ def agreement(alone: list[JudgeResult], cascade: list[JudgeResult]) -> tuple[flo
                     docs += 1
                     same_docs += x.label == y.label
     return same / verdicts, same_docs / max(docs, 1), differ
+
+
+def asked(cascade: list[JudgeResult]) -> str:
+    """What the cascade left to the LLM, turn by turn: a turn asked anything costs a call."""
+    def by_llm(decided_by: str | None) -> bool:
+        return decided_by is not None and decided_by != LOCAL
+
+    turns = {"anything": 0, "claims": 0, "documents": 0, "documents alone": 0,
+             "the answer, no claim": 0}
+    claims = documents = 0
+    for result in cascade:
+        asked_claims = sum(by_llm(c.decided_by) for v in result.verdicts for c in v.claims or ())
+        asked_documents = sum(by_llm(d.decided_by)
+                              for v in result.verdicts for d in v.documents or ())
+        asked_answer = any(by_llm(v.signals.decided_by) for v in result.verdicts
+                           if v.metric in ("answer_relevance", "completeness") and v.signals)
+        claims += asked_claims
+        documents += asked_documents
+        turns["anything"] += bool(asked_claims or asked_documents or asked_answer)
+        turns["claims"] += bool(asked_claims)
+        turns["documents"] += bool(asked_documents)
+        turns["documents alone"] += bool(asked_documents and not asked_claims and not asked_answer)
+        turns["the answer, no claim"] += bool(asked_answer and not asked_claims)
+    return (", ".join(f"{part} {n}" for part, n in turns.items()) +
+            f" (of {len(cascade)} turns; {claims} claims and {documents} documents in all)")
 
 
 def main() -> None:
@@ -140,6 +166,7 @@ def main() -> None:
           f"{SCORE_TOLERANCE}), {documents:.3f} of document labels")
     for line in differ:
         print(f"  differs: {line}")
+    print(f"the cascade asked the LLM about: {asked(results['assistant-monitor (cascade)'])}")
 
 
 if __name__ == "__main__":
