@@ -11,7 +11,7 @@ output. Ours: context relevance + answer relevance + completeness + claim-level 
 RAGAS: faithfulness + answer relevancy + context precision (reference-free), the equivalents.
 The cascade (judging.cascade, shipped bands) is compared with the LLM judge alone: the share of
 its verdicts that agree (labels equal, scores within 0.1, a verdict missing on one side
-disagrees) and of the documents' labels.
+disagrees) and of the documents' labels; then what the cascade asked the LLM about.
 """
 
 from __future__ import annotations
