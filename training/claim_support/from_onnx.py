@@ -19,9 +19,10 @@ reads its initializers and writes them back into train.py's ClaimSupport state d
   trained) and is taken from the base.
 
 The result is the shipped model up to quantisation error (not the fp32 weights it was exported
-from). --check scores pairs of a dev split with the recovered torch model and with the runtime's
-class on the ONNX file, and prints how far the logits are apart; --reference compares each
-tensor with an fp32 model.pt where one exists.
+from), written as train.py writes a pass (save_weights), so soup.py averages it with one.
+--check scores pairs of a dev split with the recovered torch model and with the runtime's class on
+the ONNX file, and prints how far the logits are apart; --reference compares each tensor with an
+fp32 model.pt where one exists.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]
 
-from train import base_dir, build_model, encode, load_tokenizer, read_pairs  # noqa: E402
+from train import base_dir, build_model, encode, load_tokenizer, read_pairs, save_weights  # noqa: E402
 
 SHIPPED = ROOT / "monitor" / "judges" / "models" / "claim_support.onnx"
 
@@ -128,7 +129,9 @@ def main() -> None:
     started = time.perf_counter()
     weights = recover(args.onnx)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(weights, args.out)
+    model = build_model()
+    model.load_state_dict(weights)
+    save_weights(model, args.out)  # train.py's own format, so soup.py averages it with a pass's
     print(f"{len(weights)} tensors recovered from {args.onnx} into {args.out} "
           f"({time.perf_counter() - started:.0f} s)", flush=True)
     if args.reference:

@@ -4,21 +4,15 @@
 
 A soup of a run and its own further step keeps some of what each learnt: pass 19 is pass 15
 averaged with pass 15's no-answer step, which on dev read more refusals and lost swapped figures
-(README.md). Then `export.py --work DIR` scores and ships it like any run. The frozen word
-embeddings are the base's in every run, so they are left out: a model.pt that from_onnx.py
-recovered (which holds them) soups with train.py's (which does not).
+(README.md). Then `export.py --work DIR` scores and ships it like any run.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train import WORD_EMBEDDINGS  # noqa: E402
 
 
 def main() -> None:
@@ -26,8 +20,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("runs", type=Path, nargs="+", help="model.pt files of train.py")
     args = parser.parse_args()
-    states = [{name: tensor for name, tensor in torch.load(run, map_location="cpu").items()
-               if name != WORD_EMBEDDINGS} for run in args.runs]
+    states = [torch.load(run, map_location="cpu") for run in args.runs]
     if any(state.keys() != states[0].keys() for state in states):
         raise SystemExit("the runs hold different tensors: not fine-tuned from one base")
     soup = {name: (sum(state[name].float() for state in states) / len(states))
