@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,16 @@ from monitor.config import (
     LocalJudgeSettings,
     Settings,
 )
-from monitor.judges.cascade import Band, calibrated, decide, uncertainty_band
+from monitor.judges.cascade import (
+    Band,
+    Calibration,
+    band_of,
+    calibrated,
+    calibration,
+    decide,
+    uncertainty_band,
+)
+from monitor.judges.claim_support import MODELS
 from monitor.judges.llm import LLMJudge
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
@@ -78,6 +88,22 @@ def test_the_band_holds_the_scores_where_the_dev_split_is_unsure() -> None:
     assert list(distinct) == [1, 2, 3] and list(np.round(probability, 3)) == [0.333, 0.333, 1.0]
     assert (decide(0.9, Band(0.2, 0.8)), decide(0.1, Band(0.2, 0.8)),
             decide(0.5, Band(0.2, 0.8)), decide(None, Band(0.2, 0.8))) == (True, False, None, None)
+
+
+def test_the_band_is_refitted_for_the_share_of_positives_in_the_traffic() -> None:
+    rng = np.random.default_rng(11)
+    scores = rng.random(40_000)
+    labels = (rng.random(40_000) < scores).astype(int)  # P(positive | score) = score: half positive
+    fit = calibration(scores, labels)
+    assert band_of(fit, 0.9) == uncertainty_band(scores, labels, 0.9)
+    # The same pairs where nine in ten are positive (the negatives thinned out) are sure at lower
+    # scores: the band refitted for that share is the one fitted on them.
+    positive = labels == 1
+    kept = positive | (rng.random(40_000) < positive.sum() / (9 * (~positive).sum()))
+    low, high = band_of(fit, 0.9, share=0.9)
+    expected = uncertainty_band(scores[kept], labels[kept], 0.9)
+    assert abs(low - expected.low) < 0.02 and abs(high - expected.high) < 0.03
+    assert high < band_of(fit, 0.9).high - 0.3  # P = score: sure at 0.9 before, at 0.5 now
 
 
 async def test_a_turn_the_local_judge_is_sure_of_costs_no_llm_call(local: LocalJudge) -> None:
@@ -272,7 +298,7 @@ async def test_personal_data_in_a_claim_is_redacted_as_in_the_answer(local: Loca
     assert "<PERSON_1>" in claim and "Answer: Refunds are approved by <PERSON_1>" in user
 
 
-def test_the_cascade_is_configured_with_its_bands() -> None:
+def test_the_cascade_is_configured_with_its_bands(tmp_path: Path) -> None:
     endpoint = {"name": "a", "base_url": "http://127.0.0.1:1/v1", "model": "m"}
     with pytest.raises(ValueError, match="needs an LLM endpoint"):
         Settings(judging={"cascade": {"enabled": True}})
@@ -284,7 +310,32 @@ def test_the_cascade_is_configured_with_its_bands() -> None:
 
     judge = build_judge(settings, Metrics(CollectorRegistry()))
     card = judge.evaluators.claim_support.card["band"]  # type: ignore[attr-defined]
-    assert tuple(judge.bands.groundedness) == (card["low"], card["high"])  # type: ignore[attr-defined]
+    # The card's band is its dev calibration's, where half the claims are supported; the claims'
+    # band is refitted for answers whose claims are mostly supported (supported_share, 0.85).
+    dev = Calibration(**card["calibration"])
+    assert band_of(dev, card["accuracy"]) == (card["low"], card["high"])
+    refitted = judge.bands.groundedness  # type: ignore[attr-defined]
+    assert refitted == band_of(dev, card["accuracy"], 0.85)
+    assert refitted.high < card["high"] and refitted.low <= card["low"]
+    at_dev_share = build_judge(Settings(judging={
+        "llm": {"endpoints": [endpoint]}, "cascade": {"enabled": True, "supported_share": None}}),
+        Metrics(CollectorRegistry())).bands  # type: ignore[attr-defined]
+    assert tuple(at_dev_share.groundedness) == (card["low"], card["high"])
+    with pytest.raises(ValueError, match="supported_share"):
+        Settings(judging={"llm": {"endpoints": [endpoint]},
+                          "cascade": {"enabled": True, "supported_share": 1.0}})
+    # A card written before calibrations were kept: its band needs the share of its dev split
+    shipped = MODELS / "claim_support.json"
+    older = json.loads(shipped.read_text())
+    del older["band"]["calibration"]
+    (tmp_path / "claim_support.json").write_text(json.dumps(older))
+    for name in (older["file"], older["tokenizer"]):
+        (tmp_path / name).symlink_to(MODELS / name)
+    with pytest.raises(ValueError, match="no dev calibration .*supported_share"):
+        build_judge(Settings(judging={
+            "llm": {"endpoints": [endpoint]}, "cascade": {"enabled": True},
+            "local": {"claim_support_model": str(tmp_path / "claim_support.json")}}),
+            Metrics(CollectorRegistry()))
     # The documents' cosine: where the local judge itself trusts it alone, unless configured
     assert judge.bands.context_relevance == Band(*settings.judging.local.context_relevance_band)  # type: ignore[attr-defined]
     settings = Settings(judging={"llm": {"endpoints": [endpoint]},

@@ -4,6 +4,7 @@ placeholders per turn, and what redaction does with hostile input."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -122,6 +123,19 @@ def test_one_person_is_one_placeholder_in_the_whole_turn() -> None:
     address = redacted.question.split("go to ")[1].split(" instead")[0]
     assert address.startswith("<ADDRESS_") and address in redacted.answer
     assert "2 business days" in redacted.answer
+
+
+@pytest.mark.unit
+def test_a_placeholder_never_cuts_a_word() -> None:
+    # bench/judge_cost.py's turns: the NER model took the product "Aurora X2" for a person, and
+    # its name, cut at the digit, became "<PERSON_1>2 router" in the question and "<PERSON_1> X2
+    # router" in the document (a scripted judge then matched "2" with "2 points" elsewhere).
+    texts = ["Can I return my Aurora X2 router if I'm not happy with it?",
+             "Opened products can be returned within 30 days, including the Aurora X2 router."]
+    redacted = Redactor(shared_analyzer(RedactionSettings())).many(texts)
+    assert [t for t in redacted if re.search(r"\w<[A-Z]+_\d+>|<[A-Z]+_\d+>\w", t)] == []
+    question, document = (re.search(r"(\S+) router", t).group(1) for t in redacted)
+    assert question == document
 
 
 @pytest.mark.integration

@@ -7,7 +7,10 @@ A local score (a question-document or question-answer cosine, a no-answer or cla
 probability) decides when it lies outside its uncertainty band: at or above the band's upper
 edge it is positive, below its lower edge negative. Inside, the part goes to the LLM judge. Each
 band is fitted on a dev split: it holds the scores at which the labels' isotonic fit on the
-scores, P(positive | score), is between 1 - accuracy and accuracy.
+scores, P(positive | score), is between 1 - accuracy and accuracy. That fit holds where positives
+are as common as on dev; the claims' band is refitted for the share of supported claims the
+tenant's answers have (`band_of`, judging.cascade.supported_share), since dev's pairs are half
+hard negatives by construction and an assistant's claims are mostly supported.
 """
 
 from __future__ import annotations
@@ -65,19 +68,53 @@ def calibrated(scores: Sequence[float], labels: Sequence[int]) -> tuple[np.ndarr
     return distinct, np.repeat([b[0] for b in blocks], [int(b[2]) for b in blocks])
 
 
-def uncertainty_band(scores: Sequence[float], labels: Sequence[int], accuracy: float) -> Band:
-    """Where the dev split's calibration is unsure: scores whose isotonic P(positive) is below
-    `accuracy` and above 1 - `accuracy`. So each local decision, even at the band's edge, is
-    right at `accuracy` on dev (a tail's average would let the sure end hide a poor edge)."""
+class Calibration(NamedTuple):
+    """P(positive | score) as a dev split's isotonic fit gives it, in steps: from each of `scores`
+    up to the next, `positive`; `share` is dev's share of positives, the prior it holds under."""
+
+    scores: list[float]
+    positive: list[float]
+    share: float
+
+
+def calibration(scores: Sequence[float], labels: Sequence[int]) -> Calibration:
     distinct, probability = calibrated(scores, labels)
-    sure_positive = np.flatnonzero(probability >= accuracy)
-    sure_negative = np.flatnonzero(probability <= 1 - accuracy)
-    high = float(distinct[sure_positive[0]]) if len(sure_positive) else np.inf
-    last_negative = sure_negative[-1] if len(sure_negative) else -1
-    low = float(distinct[last_negative + 1]) if last_negative + 1 < len(distinct) else np.inf
+    steps = np.flatnonzero(np.r_[True, np.diff(probability) != 0])
+    return Calibration([round(float(x), 5) for x in distinct[steps]],
+                       [round(float(x), 5) for x in probability[steps]],
+                       round(float(np.mean(labels)), 4))
+
+
+def for_share(positive: np.ndarray, share: float, fitted_share: float) -> np.ndarray:
+    """P(positive | score) where positives are `share` of the pairs, from the P fitted where they
+    were `fitted_share`: at each score the likelihood ratio holds and the prior odds change
+    (Saerens et al., 2002, "Adjusting the outputs of a classifier to new a priori
+    probabilities")."""
+    shift = np.log(share / (1 - share)) - np.log(fitted_share / (1 - fitted_share))
+    with np.errstate(divide="ignore", over="ignore"):
+        return 1 / (1 + np.exp(-(np.log(positive) - np.log1p(-positive) + shift)))
+
+
+def band_of(fit: Calibration, accuracy: float, share: float | None = None) -> Band:
+    """Where P(positive | score) is below `accuracy` and above 1 - `accuracy`, so each local
+    decision, even at the band's edge, is right at `accuracy` (a tail's average would let the sure
+    end hide a poor edge); with `share`, for a traffic whose share of positives that is."""
+    scores = np.asarray(fit.scores)
+    positive = np.asarray(fit.positive)
+    if share is not None:
+        positive = for_share(positive, share, fit.share)
+    sure_positive = np.flatnonzero(positive >= accuracy)
+    unsure = np.flatnonzero(positive > 1 - accuracy)
+    high = float(scores[sure_positive[0]]) if len(sure_positive) else np.inf
+    low = float(scores[unsure[0]]) if len(unsure) else np.inf
     if low > high:
         low = high = (low + high) / 2
     return Band(round(low, 4), round(high, 4))
+
+
+def uncertainty_band(scores: Sequence[float], labels: Sequence[int], accuracy: float) -> Band:
+    """Where the dev split's calibration is unsure (`band_of`)."""
+    return band_of(calibration(scores, labels), accuracy)
 
 
 class Bands(NamedTuple):

@@ -45,7 +45,16 @@ from monitor.config import (
 )
 from monitor.judge_metrics import Relevance
 from monitor.judges.base import Judge, JudgeError, JudgeUnavailable, gather_all
-from monitor.judges.cascade import LOCAL, Band, Bands, LocalPart, groundedness, settle
+from monitor.judges.cascade import (
+    LOCAL,
+    Band,
+    Bands,
+    Calibration,
+    LocalPart,
+    band_of,
+    groundedness,
+    settle,
+)
 from monitor.judges.fusion import evaluator_scores, fusion_block
 from monitor.judges.prompts import PROMPTS, ParseError, Prompt, parse
 from monitor.judges.redact import Redactor, redact_turn, shared_analyzer
@@ -369,10 +378,21 @@ def cascade_bands(cascade: CascadeSettings, local: Any) -> Bands:
                              f"judging.cascade.{key}")
         return Band(entry["band"]["low"], entry["band"]["high"])
 
+    def claims_band() -> Band:
+        share = cascade.supported_share
+        if cascade.groundedness is not None or share is None:
+            return from_card(cascade.groundedness, card, "groundedness")
+        band = card.get("band") or {}
+        if "calibration" not in band:
+            raise ValueError("the claim-support model's card has no dev calibration to refit its "
+                             "claims' band for judging.cascade.supported_share: set it to null "
+                             "(the card's band), or set judging.cascade.groundedness")
+        return band_of(Calibration(**band["calibration"]), band["accuracy"], share)
+
     return Bands(Band(*(cascade.context_relevance or local.settings.context_relevance_band)),
                  Band(*cascade.answer_relevance),
                  from_card(cascade.no_answer, card.get("no_answer"), "no_answer"),
-                 from_card(cascade.groundedness, card, "groundedness"),
+                 claims_band(),
                  from_card(cascade.context_relevance_model, card.get("relevance"),
                            "context_relevance_model"))
 

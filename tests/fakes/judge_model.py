@@ -1,6 +1,7 @@
 """A scripted judge model: answers the judge prompts deterministically, over the real protocol.
 
-It reads the data block the way a careful model would and labels with simple, predictable rules:
+It reads the data block the way a careful model would and labels with simple, predictable rules,
+on content words (a plural or a verb's -s is the same word: "returns" is "return"):
 - a document is relevant when it shares a content word with the question;
 - completeness is `no_answer` when the answer declines, `incomplete` when it shares no word
   with the question, else `complete`;
@@ -34,8 +35,14 @@ _STOP = {"the", "a", "an", "is", "are", "of", "to", "in", "on", "for", "do", "do
          "what", "i", "my", "you", "your", "and", "or", "it", "be", "can", "with", "long", "much"}
 
 
+def _singular(word: str) -> str:
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
 def words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+    return {_singular(w) for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
 def _data_block(user: str) -> tuple[str, str]:

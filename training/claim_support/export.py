@@ -39,7 +39,7 @@ from figures import TASKS, balanced_accuracy, balancing_threshold, dev_choice, r
 from train import MAX_TOKENS, base_dir, build_model, load_weights, read_pairs  # noqa: E402
 
 from monitor.config import LocalJudgeSettings  # noqa: E402
-from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
+from monitor.judges.cascade import TARGET_ACCURACY, band_of, calibration  # noqa: E402
 from monitor.judges.claim_support import ClaimSupportModel, file_sha256  # noqa: E402
 from monitor.judges.embeddings import Embedder  # noqa: E402
 from monitor.judges.local import document_relevant  # noqa: E402
@@ -55,16 +55,26 @@ def tokenizer_name(base: Path | None) -> str:
     return TOKENIZER if base is None else "claim_support.tokenizer.json"
 
 
-def cascade_band(labels: np.ndarray, probabilities: np.ndarray) -> dict[str, Any]:
-    """The band, and on dev the share of pairs outside it and their accuracy."""
-    low, high = uncertainty_band(probabilities, labels, TARGET_ACCURACY)
+def cascade_band(labels: np.ndarray, probabilities: np.ndarray, keep_calibration: bool = False
+                 ) -> dict[str, Any]:
+    """The band, and on dev the share of pairs outside it and their accuracy; with
+    `keep_calibration`, dev's calibration too, from which the judge refits the band for the share
+    of positives it is configured with (the claims': judging.cascade.supported_share)."""
+    fit = calibration(probabilities, labels)
+    low, high = band_of(fit, TARGET_ACCURACY)
     outside = (probabilities >= high) | (probabilities < low)
     right = (probabilities >= high) == (labels == 1)
     print(f"cascade band [{low:.4f}, {high:.4f}): {outside.mean():.1%} of dev decided locally, "
           f"accuracy {right[outside].mean():.4f}", flush=True)
-    return {"low": low, "high": high, "accuracy": TARGET_ACCURACY,
+    band = {"low": low, "high": high, "accuracy": TARGET_ACCURACY,
             "dev_decided_locally": round(float(outside.mean()), 4),
             "dev_accuracy_outside": round(float(right[outside].mean()), 4)}
+    if keep_calibration:
+        print("  refitted for a share of positives of " + ", ".join(
+            f"{share}: [{band_of(fit, TARGET_ACCURACY, share).low:.4f}, "
+            f"{band_of(fit, TARGET_ACCURACY, share).high:.4f})" for share in (0.8, 0.85, 0.9)))
+        band["calibration"] = fit._asdict()
+    return band
 
 
 def cascade_bands(dev: list[dict[str, Any]], probabilities: np.ndarray
@@ -73,7 +83,7 @@ def cascade_bands(dev: list[dict[str, Any]], probabilities: np.ndarray
     labels = np.array([r["label"] for r in dev])
     source = np.array([r["source"] for r in dev])
     claims = ~np.isin(source, TASKS)
-    return cascade_band(labels[claims], probabilities[claims]), {
+    return cascade_band(labels[claims], probabilities[claims], keep_calibration=True), {
         task: cascade_band(labels[source == task], probabilities[source == task])
         for task in TASKS if (source == task).any()}
 
