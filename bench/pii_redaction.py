@@ -57,7 +57,10 @@ SETS = {"pii": "bench/data/pii.jsonl", "fresh": "bench/data/pii_fresh.jsonl",
 
 def quality(analyzer: PiiAnalyzer, split: str, labelled: str = "pii") -> None:
     records = [json.loads(line) for line in (ROOT / SETS[labelled]).open(encoding="utf-8")]
+    splits = sorted({r["split"] for r in records})
     records = [r for r in records if r["split"] == split]
+    if not records:
+        sys.exit(f"{SETS[labelled]} has no {split} records: --split {' or '.join(splits)}")
     print(f"{split}: {len(records)} records")
     score(analyzer, [[r] for r in records], "each text alone")
     if all("thread" in r for r in records):

@@ -92,7 +92,8 @@ def for_share(positive: np.ndarray, share: float, fitted_share: float) -> np.nda
     probabilities")."""
     shift = np.log(share / (1 - share)) - np.log(fitted_share / (1 - fitted_share))
     with np.errstate(divide="ignore", over="ignore"):
-        return 1 / (1 + np.exp(-(np.log(positive) - np.log1p(-positive) + shift)))
+        shifted: np.ndarray = 1 / (1 + np.exp(-(np.log(positive) - np.log1p(-positive) + shift)))
+    return shifted
 
 
 def band_of(fit: Calibration, accuracy: float, share: float | None = None) -> Band:

@@ -281,9 +281,11 @@ class PiiAnalyzer:
                 re.search(r"\d", text[start:end]) and re.search(r"[^\W\d_]{2}", text[start:end])):
             return None  # the tagger's piece of an address ("240", "Borough"): a number and a word
         if result.entity_type == "PERSON":
-            # A name holds no digits, commas or line breaks (the NER model's span over a CSV
-            # row does), and no possessive: Kenji's is Kenji.
-            end = start + len(re.split(r"[\d,;:\n()<>@]", text[start:end])[0].rstrip(" .-"))
+            # A name holds no number, commas or line breaks (the NER model's span over a CSV
+            # row does), and no possessive: Kenji's is Kenji. A word with a digit in it stays
+            # whole ("Aurora X2", "anna2"): cut inside, it would leave half a word as it was.
+            end = start + len(re.split(r"(?<!\w)\d|[,;:\n()<>@]", text[start:end])[0]
+                              .rstrip(" .-"))
             if text[start:end].endswith(("'s", "’s")):
                 end -= 2
             if end <= start:
