@@ -9,7 +9,7 @@ the scripted judge model of the tests. RAGAS runs in its own virtualenv (see ben
 for how to make it; it is not a dependency of this project) and its figures are read from its
 output. Ours: context relevance + answer relevance + completeness + claim-level groundedness;
 RAGAS: faithfulness + answer relevancy + context precision (reference-free), the equivalents.
-The cascade (judging.cascade, shipped bands) is compared with the LLM judge alone: the share of
+The cascade (judging.cascade with its defaults) is compared with the LLM judge alone: the share of
 its verdicts that agree (labels equal, scores within 0.1, a verdict missing on one side
 disagrees) and of the documents' labels; then what the cascade asked the LLM about.
 """
