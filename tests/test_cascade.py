@@ -324,9 +324,8 @@ def test_the_cascade_is_configured_with_its_bands(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="supported_share"):
         Settings(judging={"llm": {"endpoints": [endpoint]},
                           "cascade": {"enabled": True, "supported_share": 1.0}})
-    # A card written before calibrations were kept: its band needs the share of its dev split
-    shipped = MODELS / "claim_support.json"
-    older = json.loads(shipped.read_text())
+    # An older card, without its dev calibration: no band to refit for the share, a clear error
+    older = json.loads((MODELS / "claim_support.json").read_text())
     del older["band"]["calibration"]
     (tmp_path / "claim_support.json").write_text(json.dumps(older))
     for name in (older["file"], older["tokenizer"]):
