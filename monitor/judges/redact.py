@@ -283,7 +283,7 @@ class PiiAnalyzer:
         if result.entity_type == "PERSON":
             # A name holds no number, commas or line breaks (the NER model's span over a CSV
             # row does), and no possessive: Kenji's is Kenji. A word with a digit in it stays
-            # whole ("Aurora X2", "anna2"): cut inside, it would leave half a word as it was.
+            # whole ("Aurora X2", "anna2"): cut inside it, half the word would stay as it was.
             end = start + len(re.split(r"(?<!\w)\d|[,;:\n()<>@]", text[start:end])[0]
                               .rstrip(" .-"))
             if text[start:end].endswith(("'s", "’s")):

@@ -70,9 +70,9 @@ def cascade_band(labels: np.ndarray, probabilities: np.ndarray, keep_calibration
             "dev_decided_locally": round(float(outside.mean()), 4),
             "dev_accuracy_outside": round(float(right[outside].mean()), 4)}
     if keep_calibration:
+        refitted = {share: band_of(fit, TARGET_ACCURACY, share) for share in (0.8, 0.85, 0.9)}
         print("  refitted for a share of positives of " + ", ".join(
-            f"{share}: [{band_of(fit, TARGET_ACCURACY, share).low:.4f}, "
-            f"{band_of(fit, TARGET_ACCURACY, share).high:.4f})" for share in (0.8, 0.85, 0.9)))
+            f"{share}: [{b.low:.4f}, {b.high:.4f})" for share, b in refitted.items()))
         band["calibration"] = fit._asdict()
     return band
 
