@@ -494,9 +494,9 @@ class CascadeSettings(_Section):
     # The share of your answers' claims the documents support. The card's claims' band holds
     # where claims are supported as often as on its dev split (0.49: half of its pairs are hard
     # negatives by construction); it is refitted for this share from the card's dev calibration
-    # (monitor/judges/cascade.py, `band_of`). An assistant's claims are mostly supported: at
-    # 0.85 the band is [0.0100, 0.7805). Lower it if yours are not; None: dev's share. Unused
-    # when `groundedness` is set.
+    # (monitor/judges/cascade.py, `band_of`; export.py prints it at 0.8-0.9). An assistant's
+    # claims are mostly supported; lower it if yours are not. None: dev's share. Unused when
+    # `groundedness` is set.
     supported_share: float | None = Field(0.85, gt=0, lt=1)
     # the claim-support model's question-document relevance, a second opinion on each document
     # the cosine leaves unsure (decided when it is sure and the cosine does not disagree);

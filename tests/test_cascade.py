@@ -22,6 +22,7 @@ from monitor.config import (
     Settings,
 )
 from monitor.judges.cascade import (
+    LOCAL,
     Band,
     Calibration,
     band_of,
@@ -57,7 +58,7 @@ def local() -> LocalJudge:
 
 
 def cascade_judge(server: ScriptedOpenAIServer, local: LocalJudge, metrics: Metrics | None = None,
-                  **bands: tuple[float, float]) -> LLMJudge:
+                  **bands: tuple[float, float] | float | None) -> LLMJudge:
     settings = LLMJudgingSettings(endpoints=[LLMEndpointSettings(
         name="judge-a", base_url=server.base_url, model="m", max_retries=0, timeout_s=10)],
         circuit_breaker={"failure_threshold": 1, "reset_timeout_s": 60})
@@ -104,6 +105,33 @@ def test_the_band_is_refitted_for_the_share_of_positives_in_the_traffic() -> Non
     expected = uncertainty_band(scores[kept], labels[kept], 0.9)
     assert abs(low - expected.low) < 0.02 and abs(high - expected.high) < 0.03
     assert high < band_of(fit, 0.9).high - 0.3  # P = score: sure at 0.9 before, at 0.5 now
+
+
+async def test_a_paraphrase_the_model_is_fairly_sure_of_is_settled_where_claims_mostly_hold(
+        local: LocalJudge) -> None:
+    # bench/judge_cost.py's warranty answer: its second claim paraphrases the second document
+    docs = [RetrievedDocument(id="w-1", content="The Pulse smart watch comes with a two-year "
+                              "limited warranty covering manufacturing defects in materials and "
+                              "workmanship under normal use."),
+            RetrievedDocument(id="w-2", content="The warranty does not cover accidental damage, "
+                              "water damage, or batteries after 12 months. Proof of purchase is "
+                              "required for all claims.")]
+    warranty = AssistantTurn(
+        trace_id="e" * 32, question="What does the warranty on the Pulse smart watch cover?",
+        answer="Your Pulse smart watch has a two-year limited warranty against manufacturing "
+               "defects. You will need your proof of purchase to file a claim.", documents=docs)
+    support = local.judge_sync(warranty).get("groundedness").claims[1].support
+    card = local.claim_support.card["band"]
+    refitted = band_of(Calibration(**card["calibration"]), card["accuracy"], 0.85)
+    assert refitted.high <= support < card["high"]  # sure at 85 % supported, not at dev's 49 %
+    decided = {}
+    for share in (0.85, None):
+        with ScriptedOpenAIServer(judge_model) as server:
+            result = await cascade_judge(server, local, groundedness=None,
+                                         supported_share=share).judge(warranty)
+        claim = result.get("groundedness").claims[1]
+        decided[share] = (claim.decided_by, claim.label)
+    assert decided == {0.85: (LOCAL, "inferable"), None: ("judge-a", "ungrounded")}
 
 
 async def test_a_turn_the_local_judge_is_sure_of_costs_no_llm_call(local: LocalJudge) -> None:
