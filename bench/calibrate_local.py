@@ -9,8 +9,8 @@ Data (offline, from the `bigbench` sdist; extract, never pip-install it; get the
   training/claim_support/.
 - TruthfulQA (questions with answer choices): answer relevance (a question against one of its
   own choices vs a choice of another question), and the no-answer detector ("I have no comment";
-  the claim-support model's no-answer task, trained on bench/data/no_answer.jsonl, not on
-  TruthfulQA).
+  the claim-support model's no-answer task and the answer's embedding, as the local judge reads
+  them, trained on bench/data/no_answer.jsonl, not on TruthfulQA).
 
 Train and test are split by article title (VitaminC) or question (TruthfulQA) so that no text is
 on both sides. Thresholds are fitted on train; balanced accuracy is
@@ -34,9 +34,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from monitor.config import LocalJudgeSettings  # noqa: E402
 from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
-from monitor.judges.claim_support import ClaimSupportModel  # noqa: E402
 from monitor.judges.embeddings import Embedder  # noqa: E402
+from monitor.judges.local import LocalJudge  # noqa: E402
 from monitor.judges.no_answer import is_empty  # noqa: E402
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
@@ -189,9 +190,9 @@ def main() -> None:
     choices = [c for e in qa for c in e["target_scores"]]
     declines = np.array(["no comment" in c.lower() or "don't know the answer" in c.lower()
                          for c in choices])
-    model = ClaimSupportModel(threads=2)
-    threshold = model.no_answer_threshold
-    detected = np.array([is_empty(c) or model.declines(c) >= threshold for c in choices])
+    judge = LocalJudge(LocalJudgeSettings(threads=2))
+    detected = np.array([is_empty(c) or judge.declines(c) >= judge.no_answer_threshold
+                         for c in choices])
     print(f"{'no-answer detector':22} recall {detected[declines].mean():.3f} "
           f"({int(declines.sum())} declining choices), false positives "
           f"{detected[~declines].mean():.3%} of {int((~declines).sum())} other choices")

@@ -234,8 +234,9 @@ class LocalJudgeSettings(_Section):
     # The claim-support model's card (claim_support.json, beside its ONNX file); None: the one
     # shipped in monitor/judges/models/.
     claim_support_model: Path | None = None
-    # P(the answer declines), from the claim-support model, at or above which the answer is
-    # no_answer; None: the threshold in the model's card (balanced on its dev split).
+    # P(the answer declines), from the no-answer detector (the claim-support model and the
+    # answer's embedding: no_answer.json beside the model's card), at or above which the answer
+    # is no_answer; None: the detector's threshold (balanced on its dev split).
     no_answer_threshold: float | None = Field(None, gt=0, lt=1)
     # onnxruntime's intra-op threads for the embedder and the claim-support model: 1 leaves the
     # other cores to ingest.

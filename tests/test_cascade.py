@@ -262,7 +262,7 @@ async def test_an_answer_that_a_document_surely_supports_does_not_decline(local:
     alone = await local.judge(reset_turn)
     completeness = alone.get("completeness")
     assert completeness.label == "complete"
-    assert local.claim_support.declines(answer) >= local.no_answer_threshold
+    assert local.declines(answer) >= local.no_answer_threshold
     assert completeness.signals.no_answer_probability is None
     assert "it does not decline" in completeness.rationale
     assert max(c.support for c in alone.get("groundedness").claims) >= local.claim_support.sure
@@ -274,7 +274,7 @@ async def test_an_answer_that_a_document_surely_supports_does_not_decline(local:
 
 async def test_a_sure_refusal_is_settled_locally(local: LocalJudge) -> None:
     refusal = "I'm sorry, I could not find any information about that in the documents."
-    band = local.claim_support.card["no_answer"]["band"]  # the shipped one
+    band = local.no_answer.band  # the shipped one
     with ScriptedOpenAIServer(judge_model) as server:
         result = await cascade_judge(server, local, no_answer=(band["low"], band["high"])
                                      ).judge(turn(refusal))

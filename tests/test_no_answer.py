@@ -1,7 +1,9 @@
-"""The no-answer detector (the claim-support model's third task) and the local judge on bad input.
+"""The no-answer detector (the claim-support model's third task with the answer's embedding)
+and the local judge on bad input.
 
-The fixed answers here are written apart from bench/data/no_answer.jsonl (the training data);
-the detector's test figures are in the model's card (training/claim_support/export.py).
+The fixed answers here are written apart from bench/data/no_answer.jsonl (the training data)
+unless said otherwise; the detector's test figures are in models/no_answer.json
+(training/claim_support/no_answer.py).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -18,7 +21,7 @@ from monitor.config import LocalJudgeSettings
 from monitor.judges.claim_support import MODELS
 from monitor.judges.embeddings import clean
 from monitor.judges.local import LocalJudge
-from monitor.judges.no_answer import is_empty, may_decline
+from monitor.judges.no_answer import DETECTOR, is_empty, may_decline
 from monitor.model import AssistantTurn, RetrievedDocument
 
 REFUSALS = [
@@ -32,6 +35,14 @@ REFUSALS = [
     "The context provided doesn't give enough detail to answer this.",
     "That's not something I can answer.",
     "Nothing came up.",
+    # written after the embedding joined the detector (the model alone reads each one too)
+    "I searched the help centre articles, but exporting invoices to CSV isn't something they cover.",
+    "Pet insurance for rabbits is not a topic I can find in the policy wording.",
+    "I read through the travel policy, and it says nothing about upgrades to business class.",
+    "Hmm, the release notes don't say anything about the dark mode setting.",
+    "I checked the handbook: it doesn't cover jury duty leave.",
+    "The FAQ only covers domestic shipping, so I can't tell you about customs fees.",
+    "I'm afraid the documents I was given don't go into the refund timeline for gift cards.",
 ]
 ANSWERS = [
     "Refunds are issued within 30 days.",
@@ -86,6 +97,24 @@ def completeness(judge: LocalJudge, answer: str, question: str = "Can you help m
 @pytest.mark.unit
 @pytest.mark.parametrize("answer", REFUSALS)
 def test_refusals_are_no_answers(judge: LocalJudge, answer: str) -> None:
+    assert completeness(judge, answer) == "no_answer"
+
+
+@pytest.mark.unit
+@pytest.mark.xfail(strict=True, reason="known miss: a refusal shaped like a partial answer "
+                   "(\"..., but {missing} isn't covered there.\"), 0.12 against a threshold of 0.34")
+def test_a_refusal_in_a_partial_answers_words(judge: LocalJudge) -> None:
+    answer = "I went over the onboarding guide, but visitor parking isn't covered there."
+    assert completeness(judge, answer) == "no_answer"
+
+
+@pytest.mark.unit
+def test_the_embedding_catches_a_refusal_the_model_alone_misses(judge: LocalJudge) -> None:
+    # A dev answer of bench/data/no_answer.jsonl (dev chose the mix and the threshold): the
+    # claim-support model alone gives it 0.016.
+    answer = "I looked through the manual, but the maximum file upload size isn't covered there."
+    assert judge.claim_support.declines(answer) < judge.claim_support.no_answer_threshold
+    assert judge.declines(answer) >= judge.no_answer_threshold
     assert completeness(judge, answer) == "no_answer"
 
 
@@ -236,3 +265,33 @@ def test_a_claim_support_model_without_the_no_answer_task_is_refused(tmp_path: P
     (tmp_path / "claim_support.json").write_text(json.dumps(card))
     with pytest.raises(ValueError, match="no no-answer task"):
         LocalJudge(LocalJudgeSettings(claim_support_model=tmp_path / "claim_support.json"))
+
+
+def card_folder(tmp_path: Path, detector: dict[str, Any] | None) -> Path:
+    """The shipped claim-support card in `tmp_path`, with `detector` as no_answer.json beside it."""
+    card = json.loads((MODELS / "claim_support.json").read_text())
+    for name in (card["file"], card["tokenizer"]):
+        (tmp_path / name).symlink_to(MODELS / name)
+    (tmp_path / "claim_support.json").write_text(json.dumps(card))
+    if detector is not None:
+        (tmp_path / DETECTOR.name).write_text(json.dumps(detector))
+    return tmp_path / "claim_support.json"
+
+
+@pytest.mark.unit
+def test_a_detector_fitted_with_another_embedder_is_refused(tmp_path: Path) -> None:
+    detector = json.loads(DETECTOR.read_text())
+    detector["models"]["embedder"] = "0" * 64
+    card = card_folder(tmp_path, detector)
+    with pytest.raises(ValueError, match=r"fitted with another embedder model \(00000000; this one "
+                       r"is [0-9a-f]{8}\): refit it with training/claim_support/no_answer.py"):
+        LocalJudge(LocalJudgeSettings(claim_support_model=card))
+
+
+@pytest.mark.unit
+def test_without_a_detector_beside_its_card_the_model_alone_decides(tmp_path: Path) -> None:
+    judge = LocalJudge(LocalJudgeSettings(claim_support_model=card_folder(tmp_path, None)))
+    assert judge.no_answer_threshold == judge.claim_support.no_answer_threshold
+    answer = "I looked through the manual, but the maximum file upload size isn't covered there."
+    assert judge.declines(answer) == judge.claim_support.declines(answer)
+    assert completeness(judge, answer) != "no_answer"

@@ -57,6 +57,7 @@ class ClaimSupportModel:
     def __init__(self, card: Path = MODELS / "claim_support.json", threads: int = 1,
                  cache_size: int = 50_000) -> None:
         """The model `card` describes; its files are named relative to the card's folder."""
+        self.path = card
         self.card = json.loads(card.read_text())
         self._session = session(card.parent / self.card["file"], threads)
         self._tokenizer = tokenizer(card.parent / self.card["tokenizer"], MAX_TOKENS)

@@ -391,7 +391,8 @@ def cascade_bands(cascade: CascadeSettings, local: Any) -> Bands:
 
     return Bands(Band(*(cascade.context_relevance or local.settings.context_relevance_band)),
                  Band(*cascade.answer_relevance),
-                 from_card(cascade.no_answer, card.get("no_answer"), "no_answer"),
+                 from_card(cascade.no_answer, {"band": local.no_answer.band}
+                           if local.no_answer.band else None, "no_answer"),
                  claims_band(),
                  from_card(cascade.context_relevance_model, card.get("relevance"),
                            "context_relevance_model"))

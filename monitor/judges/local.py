@@ -10,10 +10,11 @@ nobody mistakes them for an LLM verdict. What each one does:
   relevant.
 - answer relevance: cosine(question, answer) against a threshold.
 - completeness: `no_answer` when the answer is empty (whitespace, punctuation, bare list markers)
-  or the claim-support model, asked whether the answer declines to answer (its third task:
-  claim_support.declines_pair, trained on bench/data/no_answer.jsonl), says it does; it is not
-  asked when a claim of the answer is surely supported by the documents (the model's `sure`
-  level): that answer asserts something. Else
+  or the no-answer detector says it declines to answer: the claim-support model asked so (its
+  third task: claim_support.declines_pair) and a logistic regression on the answer's embedding,
+  their logits mixed (no_answer.NoAnswerDetector, both trained on bench/data/no_answer.jsonl);
+  it is not asked when a claim of the answer is surely supported by the documents (the model's
+  `sure` level): that answer asserts something. Else
   `complete` when the answer is relevant, `incomplete` when it is not (a local evaluator cannot
   check coverage: an LLM judge does that).
 - groundedness: the answer split into claims; generic claims (pleasantries) set aside; each other
@@ -40,7 +41,7 @@ from monitor.config import LocalJudgeSettings
 from monitor.judges.cascade import Band, decide
 from monitor.judges.claim_support import ClaimSupportModel
 from monitor.judges.embeddings import DIMENSIONS, Embedder
-from monitor.judges.no_answer import is_empty
+from monitor.judges.no_answer import NoAnswerDetector, is_empty
 from monitor.judges.text import (
     is_generic,
     is_question,
@@ -104,15 +105,22 @@ class LocalJudge:
         self.claim_support = claim_support or (
             ClaimSupportModel(settings.claim_support_model, threads=settings.threads)
             if settings.claim_support_model else ClaimSupportModel(threads=settings.threads))
-        threshold = settings.no_answer_threshold or self.claim_support.no_answer_threshold
-        if threshold is None:
+        if self.claim_support.no_answer_threshold is None:
             raise ValueError("the claim-support model's card has no no-answer task "
                              "(no `no_answer` entry): train it with build_data.py --no-answer")
-        self.no_answer_threshold = threshold
+        self.no_answer = NoAnswerDetector.beside(self.claim_support.path, self.claim_support.card,
+                                                 self.embedder.sha256)
+        self.no_answer_threshold = settings.no_answer_threshold or self.no_answer.threshold
         # Who judges: each model by its checksum's first 8 digits (short enough for exemplars).
         self.model = " ".join(f"{name}@{digest[:8]}" for name, digest in (
             ("claim_support", self.claim_support.card["sha256"]),
             ("minilm_l6", self.embedder.sha256)))
+
+    def declines(self, answer: str) -> float:
+        """P(the answer declines to answer), as the no-answer detector reads it (its embedding is
+        the one answer relevance reads: cached)."""
+        return self.no_answer.probability(self.claim_support.declines(answer),
+                                          self.embedder.passage([strip_framing(answer)])[0])
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         return await asyncio.to_thread(self.judge_sync, turn)
@@ -157,7 +165,7 @@ class LocalJudge:
         asserts = max((c.support for c in grounded.claims or () if c.support is not None),
                       default=None) if grounded else None
         answers = asserts is not None and asserts >= self.claim_support.sure
-        declines = None if empty or answers else self.claim_support.declines(turn.answer or "")
+        declines = None if empty or answers else self.declines(turn.answer or "")
         no_answer = empty or (declines is not None and declines >= self.no_answer_threshold)
         answer_similarity = None
         if q is not None and answer_vector is not None and not no_answer:

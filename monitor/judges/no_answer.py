@@ -1,19 +1,29 @@
-"""What decides whether an answer declines, before a model reads it.
+"""What decides whether an answer declines to answer.
 
 An empty answer (nothing but whitespace, punctuation or list markers) is a no-answer without a
 model, and a few words with no negation or apology ("Google.", "1600.") are an answer without it
-(`may_decline`). Otherwise the claim-support model, asked whether the answer declines to answer
-(monitor/judges/claim_support.py, `declines_pair`), decides: it was trained on
+(`may_decline`). Otherwise two readings of the answer decide together (`NoAnswerDetector`): the
+claim-support model's, asked whether the answer declines to answer
+(monitor/judges/claim_support.py, `declines_pair`), and a logistic regression on the answer's
+sentence embedding, which the judge computes anyway; their logits are mixed. Both were trained on
 bench/data/no_answer.jsonl (refusals in many phrasings against real answers, many of them
 negative or apologetic; partial answers that decline one part, reports that a requested action
 failed, "Sorry, I could not cancel that order.", small talk, names, places or figures alone, and
-how-to answers in steps are answers), split by template and topic; its test figures are in the
-model's card (models/claim_support.json, `no_answer`).
+how-to answers in steps are answers), split by template and topic; the mix, the threshold and
+the test figures are in models/no_answer.json (training/claim_support/no_answer.py).
 """
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DETECTOR = Path(__file__).parent / "models" / "no_answer.json"
 
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•+>]|\d{1,3}[.)]|[a-zA-Z][.)])(?=\s|$)", re.MULTILINE)
 _WORD_CHARACTER = re.compile(r"\w")
@@ -37,3 +47,46 @@ def may_decline(answer: str) -> bool:
 def is_empty(answer: str | None) -> bool:
     """Nothing to read: no answer, whitespace, punctuation or bare list markers ("- \\n1.")."""
     return answer is None or not _WORD_CHARACTER.search(_LIST_MARKER.sub("", answer))
+
+
+@dataclass(frozen=True)
+class NoAnswerDetector:
+    """P(an answer declines to answer) from the claim-support model's probability and the
+    answer's embedding: sigmoid((1 - mix) * logit(model) + mix * (embedding . weights + bias))."""
+
+    weights: np.ndarray
+    bias: float
+    mix: float  # how much the embedding's logit weighs
+    threshold: float  # P(declines) at or above: no answer
+    band: dict[str, Any] | None  # the cascade's band on P(declines), fitted on dev
+
+    @classmethod
+    def beside(cls, card: Path, claim_support: dict[str, Any],
+               embedder_sha256: str) -> NoAnswerDetector:
+        """The detector fitted for the claim-support model whose card (`claim_support`) is at
+        `card`: no_answer.json beside it, which must have been fitted with the models the judge
+        runs. Where there is none, that model alone decides, at its card's threshold."""
+        path = card.parent / DETECTOR.name
+        if not path.exists():
+            alone = claim_support["no_answer"]
+            return cls(np.zeros(0, dtype=np.float32), 0.0, 0.0, float(alone["threshold"]),
+                       alone.get("band"))
+        fitted = json.loads(path.read_text())
+        for name, loaded in (("claim_support", claim_support["sha256"]),
+                             ("embedder", embedder_sha256)):
+            if fitted["models"][name] != loaded:
+                raise ValueError(
+                    f"{path} was fitted with another {name} model ({fitted['models'][name][:8]}; "
+                    f"this one is {loaded[:8]}): refit it with training/claim_support/no_answer.py")
+        return cls(np.array(fitted["weights"], dtype=np.float32), float(fitted["bias"]),
+                   float(fitted["mix"]), float(fitted["threshold"]), fitted.get("band"))
+
+    def probability(self, declines: float, embedding: np.ndarray) -> float:
+        """`declines`: the claim-support model's P(declines), 0.0 where it was not asked (a few
+        words with no negation or apology: an answer, whatever the embedding says)."""
+        if declines <= 0.0 or self.mix == 0.0:
+            return declines
+        declines = min(max(declines, 1e-6), 1 - 1e-6)
+        z = ((1 - self.mix) * np.log(declines / (1 - declines))
+             + self.mix * (float(embedding @ self.weights) + self.bias))
+        return float(1 / (1 + np.exp(-z)))
