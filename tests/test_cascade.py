@@ -192,6 +192,7 @@ async def test_an_invented_claim_the_llm_is_asked_about_is_ungrounded(local: Loc
 async def test_unsure_documents_and_claims_are_asked_in_one_call(local: LocalJudge) -> None:
     with ScriptedOpenAIServer(judge_model) as server:
         result = await cascade_judge(server, local, context_relevance=UNSURE,
+                                     context_relevance_model=UNSURE,
                                      groundedness=UNSURE).judge(turn())
         [request] = server.requests  # the documents ride along with the claims
     assert prompt_of(request) == "answer_claims"
@@ -210,10 +211,11 @@ async def test_unsure_documents_and_claims_are_asked_in_one_call(local: LocalJud
 
 async def test_unsure_documents_alone_go_to_the_llm_unless_they_back_the_answer(
         local: LocalJudge) -> None:
-    # The documents' cosines are all inside the band, the answer's claims surely supported by
-    # the first: it holds the answer, so it is relevant without asking; the second is asked.
+    # Both local opinions of the documents unsure, the answer's claims surely supported by the
+    # first: it holds the answer, so it is relevant without asking; the second is asked.
     with ScriptedOpenAIServer(judge_model) as server:
-        result = await cascade_judge(server, local, context_relevance=UNSURE).judge(turn())
+        result = await cascade_judge(server, local, context_relevance=UNSURE,
+                                     context_relevance_model=UNSURE).judge(turn())
         [request] = server.requests
     assert prompt_of(request) == "context_relevance"
     assert "Our offices close" in request["messages"][1]["content"]

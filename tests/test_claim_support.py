@@ -158,8 +158,8 @@ REFUNDS = "Refunds are issued within 30 days of purchase."
 ])
 def test_the_relevance_it_reads_for_the_cascade(question: str, document: str,
                                                 expected: str) -> None:
-    """Its second task, the question alone against a document: the cascade's second opinion on
-    the documents the cosine leaves unsure, decided outside the card's relevance band."""
+    """Its second task, the question alone against a document: what decides a question's
+    documents, and in the cascade one of two opinions, decided outside the card's relevance band."""
     model = ClaimSupportModel()
     relevance = model.card["relevance"]
     [p] = model.probabilities([(question, document)])

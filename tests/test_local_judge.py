@@ -63,23 +63,50 @@ ANSWERING = ("\u201cIt is a strong signal in the fight against impunity,\u201d s
 @pytest.mark.parametrize(("question", "document", "relevant"), [
     ("What is the poverty rate in Armenia?", SAME_ARTICLE, False),
     ("What occupation does Patrick Baudouin have?", ANSWERING, True)])
-def test_documents_the_similarity_is_unsure_of_are_read_by_the_model(
+def test_a_questions_documents_are_read_by_the_model(
         judge: LocalJudge, question: str, document: str, relevant: bool) -> None:
     turn = AssistantTurn(trace_id="4" * 32, question=question, answer="I am not sure.",
-                         documents=[RetrievedDocument(content=document),
-                                    RetrievedDocument(content=question.replace("?", "."))])
+                         documents=[RetrievedDocument(content=document)])
     context = judge.judge_sync(turn).get("context_relevance")
-    unsure, sure = context.documents
-    low, high = judge.settings.context_relevance_band
-    assert low <= unsure.similarity < high and unsure.relevance is not None
-    assert unsure.label == ("relevant" if relevant else "irrelevant")
-    # The question restated: the similarity is sure, the model is not asked
-    assert sure.similarity >= high and sure.relevance is None and sure.label == "relevant"
-    assert "1 the similarity left unsure read by the claim-support model" in context.rationale
+    (read,) = context.documents
+    # no embedding of the document: the model alone decides
+    assert read.similarity is None and read.relevance is not None
+    assert read.label == ("relevant" if relevant else "irrelevant")
+    assert "read by the claim-support model" in context.rationale
     alone = LocalJudge(LocalJudgeSettings(context_relevance_model=False), judge.embedder,
                        judge.claim_support).judge_sync(turn).get("context_relevance")
-    assert alone.documents[0].relevance is None
+    assert alone.documents[0].relevance is None and alone.documents[0].similarity is not None
     assert alone.documents[0].label == ("irrelevant" if relevant else "relevant")  # the cosine's
+
+
+# Two paragraphs of Wikipedia's "Lipid" (CC BY-SA), from SQuAD-shifts, a question of the second
+# (bench/context_relevance.py's pairs: passages the claim-support model never trained on).
+LIPIDS_OTHER = (
+    "Although the term lipid is sometimes used as a synonym for fats, fats are a subgroup of "
+    "lipids called triglycerides. Lipids also encompass molecules such as fatty acids and their "
+    "derivatives (including tri-, di-, monoglycerides, and phospholipids), as well as other "
+    "sterol-containing metabolites such as cholesterol.")
+LIPIDS_ANSWERING = (
+    "Lipids may be broadly defined as hydrophobic or amphiphilic small molecules. Using this "
+    "approach, lipids may be divided into eight categories: fatty acids, glycerolipids, "
+    "glycerophospholipids, sphingolipids, saccharolipids, and polyketides (derived from "
+    "condensation of ketoacyl subunits); and sterol lipids and prenol lipids (derived from "
+    "condensation of isoprene subunits).")
+
+
+def test_the_model_decides_where_the_cosine_would_be_sure(judge: LocalJudge) -> None:
+    # Both paragraphs are about lipids: the cosine is past its band's upper edge for each (it
+    # would call both relevant, as the local judge did before 2026-11-30); only one answers.
+    turn = AssistantTurn(trace_id="6" * 32, question="How many categories of lipids exist?",
+                         answer="Eight.", documents=[RetrievedDocument(content=LIPIDS_OTHER),
+                                                     RetrievedDocument(content=LIPIDS_ANSWERING)])
+    both = LocalJudge(LocalJudgeSettings(), judge.embedder, judge.claim_support,
+                      read_relevance=True).judge_sync(turn).get("context_relevance")
+    low, high = judge.settings.context_relevance_band
+    assert all(d.similarity is not None and d.similarity >= high for d in both.documents)
+    assert [d.label for d in both.documents] == ["irrelevant", "relevant"]
+    assert [d.label for d in judge.judge_sync(turn).get("context_relevance").documents] == [
+        "irrelevant", "relevant"]
 
 
 def test_a_statement_is_left_to_the_similarity(judge: LocalJudge) -> None:

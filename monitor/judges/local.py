@@ -3,11 +3,11 @@
 Cheap and deterministic, on CPU inside the process; labelled `judge="local"` in every metric so
 nobody mistakes them for an LLM verdict. What each one does:
 
-- context relevance: cosine(question, document) of MiniLM-L6 embeddings (a document's first 128
-  tokens), per document: where the cosine is sure (outside `context_relevance_band`) it decides;
-  in between the claim-support model reads the question against the document's window sharing
-  most words with it (its relevance task) and its threshold decides. Score = share of documents
-  relevant.
+- context relevance, per document: for a question, the claim-support model reads it against the
+  document's window sharing most words with it (its relevance task) and its threshold decides;
+  for a statement or a request, which the model was not trained on (or with
+  `context_relevance_model` off), cosine(question, document) of MiniLM-L6 embeddings (a
+  document's first 128 tokens) against a threshold. Score = share of documents relevant.
 - answer relevance: cosine(question, answer) against a threshold.
 - completeness: `no_answer` when the answer is empty (whitespace, punctuation, bare list markers)
   or the no-answer detector says it declines to answer: the claim-support model asked so (its
@@ -38,9 +38,8 @@ from typing import Any
 import numpy as np
 
 from monitor.config import LocalJudgeSettings
-from monitor.judges.cascade import Band, decide
 from monitor.judges.claim_support import ClaimSupportModel
-from monitor.judges.embeddings import DIMENSIONS, Embedder
+from monitor.judges.embeddings import Embedder
 from monitor.judges.no_answer import NoAnswerDetector, is_empty
 from monitor.judges.text import (
     is_generic,
@@ -74,18 +73,18 @@ def windows(text: str, words: int) -> list[tuple[int, int]]:
     return [(spans[i][0], spans[i + words - 1][1]) for i in starts]
 
 
-def document_relevant(similarity: float, relevance: float | None, threshold: float | None,
+def document_relevant(similarity: float | None, relevance: float | None, threshold: float | None,
                       settings: LocalJudgeSettings) -> tuple[bool, bool]:
-    """Is a document relevant to the question, and did the model decide it? The cosine decides
-    where it is sure (outside `context_relevance_band`); in between, the claim-support model's
-    `relevance` at `threshold` where both are given, else the cosine's threshold. `threshold` is
-    None for a statement: the model learnt relevance to questions, and to a statement it reads
-    whether it is supported."""
-    sure = decide(similarity, Band(*settings.context_relevance_band))
-    if sure is not None:
-        return sure, False
+    """Is a document relevant to the question, and did the model decide it? The claim-support
+    model's `relevance` at `threshold` where both are given, else the cosine at its threshold.
+    `threshold` is None for a statement: the model learnt relevance to questions, and to a
+    statement it reads whether it is supported. Where both are read, the model decides even
+    where the cosine is sure: on windows and on whole paragraphs of passages it never trained
+    on, it is right more often than the cosine is outside its band (docs/judging.md)."""
     if relevance is not None and threshold is not None:
         return relevance >= threshold, True
+    if similarity is None:
+        raise ValueError("a document needs the cosine or the model's relevance to be judged")
     return similarity >= settings.context_relevance_threshold, False
 
 
@@ -95,8 +94,8 @@ class LocalJudge:
     def __init__(self, settings: LocalJudgeSettings, embedder: Embedder | None = None,
                  claim_support: ClaimSupportModel | None = None,
                  read_relevance: bool = False) -> None:
-        """`read_relevance`: read every document's relevance with the claim-support model, not
-        only those the cosine is unsure of (the cascade's second opinion; a pair a document)."""
+        """`read_relevance`: read every document both ways, the cosine and the claim-support
+        model, whichever decides (the cascade's two opinions; a pair a document)."""
         self.settings = settings
         self.read_relevance = read_relevance
         self.embedder = embedder or Embedder(threads=settings.threads,
@@ -135,20 +134,17 @@ class LocalJudge:
         docs = [d.content for d in kept if d.content]  # all of them: kept have content
         question = turn.question or ""
         q = self.embedder.query([question])[0] if question else None
-        doc_vectors = self.embedder.passage(docs) if docs else np.zeros((0, DIMENSIONS))
 
         if q is not None and docs:
-            sims = doc_vectors @ q
-            relevant, read, by_model = self._context_relevance(question, docs, sims)
+            relevant, sims, read, by_model = self._context_relevance(question, q, docs)
             skipped = f" ({blank} empty documents skipped)" if blank else ""
             verdicts.append(Verdict(
                 "context_relevance", score=sum(relevant) / len(relevant),
                 rationale=f"{sum(relevant)} of {len(relevant)} documents relevant to the question"
-                          + (f" ({by_model} the similarity left unsure read by the claim-support "
-                             "model)" if by_model else "") + skipped,
+                          + (" (read by the claim-support model)" if by_model else "") + skipped,
                 documents=tuple(
                     DocumentLabel(id=d.id, label="relevant" if r else "irrelevant",
-                                  similarity=round(float(x), 4), relevance=m)
+                                  similarity=None if x is None else round(x, 4), relevance=m)
                     for d, r, x, m in zip(kept, relevant, sims, read, strict=True)),
                 signals=Signals(empty_documents_skipped=blank)))
 
@@ -206,26 +202,24 @@ class LocalJudge:
         return JudgeResult(self.name, verdicts, latency_s=time.perf_counter() - start,
                            model=self.model)
 
-    def _context_relevance(self, question: str, docs: list[str], sims: np.ndarray
-                           ) -> tuple[list[bool], list[float | None], int]:
-        """Each document relevant or not (`document_relevant`), the model's reading where it
-        was read, and how many the model decided."""
+    def _context_relevance(self, question: str, q: np.ndarray, docs: list[str]
+                           ) -> tuple[list[bool], list[float | None], list[float | None], int]:
+        """Each document relevant or not (`document_relevant`), its cosine and the model's
+        reading where they were read, and how many the model decided. A question's documents are
+        read by the model alone, unless the cascade asks for both opinions: no embedding each."""
         s = self.settings
-        band = Band(*s.context_relevance_band)
         threshold = (self.claim_support.relevance_threshold
                      if s.context_relevance_model and is_question(question) else None)
-        if self.read_relevance:  # every document, for the cascade
-            reads = list(range(len(docs)))
-        elif threshold is not None:  # those the cosine is unsure of
-            reads = [i for i, x in enumerate(sims) if decide(float(x), band) is None]
-        else:
-            reads = []
+        by_model = threshold is not None
+        sims: list[float | None] = [None] * len(docs)
+        if self.read_relevance or not by_model:
+            sims = [float(x) for x in self.embedder.passage(docs) @ q]
         read: list[float | None] = [None] * len(docs)
-        for i, p in zip(reads, self._relevance(question, [docs[i] for i in reads]), strict=True):
-            read[i] = p
-        decided = [document_relevant(float(x), m, threshold, s)
-                   for x, m in zip(sims, read, strict=True)]
-        return [r for r, _ in decided], read, sum(by_model for _, by_model in decided)
+        if self.read_relevance or by_model:
+            read = list(self._relevance(question, docs))
+        decided = [document_relevant(x, m, threshold, s) for x, m in zip(sims, read, strict=True)]
+        return ([r for r, _ in decided], sims, read,
+                sum(model_decided for _, model_decided in decided))
 
     def _relevance(self, question: str, docs: list[str]) -> list[float]:
         """The claim-support model's P(the document helps answer the question), on the windows

@@ -147,8 +147,8 @@ def judge_relevance(dev: list[dict[str, Any]], test: list[dict[str, Any]],
     decided = [document_relevant(float(x), float(p), threshold if is_question(r["text_a"])
                                  else None, settings)
                for r, x, p in zip(test, test_cosines, test_probabilities[chosen], strict=True)]
-    print(f"the local judge's: the cosine outside {list(settings.context_relevance_band)}, this "
-          f"model inside ({np.mean([m for _, m in decided]):.1%} of the pairs):")
+    print(f"the local judge's: this model for a question, the cosine for a statement (this model "
+          f"decides {np.mean([m for _, m in decided]):.1%} of the pairs):")
     report(test, np.array([r for r, _ in decided], dtype=float), 0.5, 0.5)
 
 
@@ -237,7 +237,8 @@ def main() -> None:
         "temperature": round(temperature, 4), "threshold": round(threshold, 4),
         "max_tokens": MAX_TOKENS, "band": band,
         # question-document relevance (the question alone against a window or a snippet): the
-        # cascade's second opinion on the documents the cosine leaves unsure (README.md)
+        # local judge's decision for a question's documents, and one of the cascade's two
+        # opinions (README.md)
         "relevance": {"threshold": round(chosen.relevance_threshold, 4),
                       "band": task_bands.get("relevance")},
         "base": (args.base / "BASE").read_text().strip() if args.base else
