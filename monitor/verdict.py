@@ -43,7 +43,7 @@ class DocumentLabel(_Detail):
     label: Relevance
     reasoning: str | None = None
     similarity: float | None = None  # question-document cosine
-    relevance: float | None = None  # the claim-support model's P(it helps answer); cascade only
+    relevance: float | None = None  # the claim-support model's P(it helps answer the question)
     decided_by: str | None = None  # a cascade's: "local", or the LLM judge's name
 
     @property
