@@ -36,7 +36,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from monitor.config import LocalJudgeSettings  # noqa: E402
 from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
-from monitor.judges.embeddings import Embedder  # noqa: E402
 from monitor.judges.local import LocalJudge  # noqa: E402
 from monitor.judges.no_answer import is_empty  # noqa: E402
 
@@ -136,7 +135,8 @@ def main() -> None:
         return
     if args.bigbench is None:
         parser.error("--bigbench is required (or --fetch first)")
-    embedder = Embedder()
+    judge = LocalJudge(LocalJudgeSettings(threads=2))
+    embedder = judge.embedder  # the local judge's own, for the no-answer detector below too
 
     # VitaminC claims and their evidence (claim support itself is training/claim_support/'s).
     rows = vitaminc(args.bigbench, args.pairs, args.seed)
@@ -190,7 +190,6 @@ def main() -> None:
     choices = [c for e in qa for c in e["target_scores"]]
     declines = np.array(["no comment" in c.lower() or "don't know the answer" in c.lower()
                          for c in choices])
-    judge = LocalJudge(LocalJudgeSettings(threads=2))
     detected = np.array([is_empty(c) or judge.declines(c) >= judge.no_answer_threshold
                          for c in choices])
     print(f"{'no-answer detector':22} recall {detected[declines].mean():.3f} "

@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "training" / "claim_support")]
 
 from build_data import split_of  # noqa: E402
+from figures import balanced_accuracy  # noqa: E402
 
 from monitor.config import LocalJudgeSettings  # noqa: E402
 from monitor.judges.cascade import Band, decide  # noqa: E402
@@ -37,10 +38,6 @@ from monitor.judges.local import LocalJudge  # noqa: E402
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks/squad_shifts"
 SETS = ["new_wiki_v1.0", "nyt_v1.0", "reddit_v1.0", "amazon_reviews_v1.0"]
-
-
-def balanced_accuracy(labels: np.ndarray, predicted: np.ndarray) -> float:
-    return float(((predicted[labels == 1] == 1).mean() + (predicted[labels == 0] == 0).mean()) / 2)
 
 
 def pairs(bigbench: Path, seed: int) -> list[tuple[str, str, str, str, int]]:

@@ -102,7 +102,7 @@ def test_the_model_decides_where_the_cosine_would_be_sure(judge: LocalJudge) -> 
                                                      RetrievedDocument(content=LIPIDS_ANSWERING)])
     both = LocalJudge(LocalJudgeSettings(), judge.embedder, judge.claim_support,
                       read_relevance=True).judge_sync(turn).get("context_relevance")
-    low, high = judge.settings.context_relevance_band
+    high = judge.settings.context_relevance_band[1]
     assert all(d.similarity is not None and d.similarity >= high for d in both.documents)
     assert [d.label for d in both.documents] == ["irrelevant", "relevant"]
     assert [d.label for d in judge.judge_sync(turn).get("context_relevance").documents] == [

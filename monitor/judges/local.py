@@ -83,8 +83,7 @@ def document_relevant(similarity: float | None, relevance: float | None, thresho
     on, it is right more often than the cosine is outside its band (docs/judging.md)."""
     if relevance is not None and threshold is not None:
         return relevance >= threshold, True
-    if similarity is None:
-        raise ValueError("a document needs the cosine or the model's relevance to be judged")
+    assert similarity is not None, "the cosine decides where the model does not"
     return similarity >= settings.context_relevance_threshold, False
 
 
@@ -203,10 +202,11 @@ class LocalJudge:
                            model=self.model)
 
     def _context_relevance(self, question: str, q: np.ndarray, docs: list[str]
-                           ) -> tuple[list[bool], list[float | None], list[float | None], int]:
+                           ) -> tuple[list[bool], list[float | None], list[float | None], bool]:
         """Each document relevant or not (`document_relevant`), its cosine and the model's
-        reading where they were read, and how many the model decided. A question's documents are
-        read by the model alone, unless the cascade asks for both opinions: no embedding each."""
+        reading where they were read, and whether the model decided (for a question it decides
+        every document). A question's documents are read by the model alone, unless the cascade
+        asks for both opinions: no embedding each."""
         s = self.settings
         threshold = (self.claim_support.relevance_threshold
                      if s.context_relevance_model and is_question(question) else None)
@@ -217,9 +217,9 @@ class LocalJudge:
         read: list[float | None] = [None] * len(docs)
         if self.read_relevance or by_model:
             read = list(self._relevance(question, docs))
-        decided = [document_relevant(x, m, threshold, s) for x, m in zip(sims, read, strict=True)]
-        return ([r for r, _ in decided], sims, read,
-                sum(model_decided for _, model_decided in decided))
+        relevant = [document_relevant(x, m, threshold, s)[0]
+                    for x, m in zip(sims, read, strict=True)]
+        return relevant, sims, read, by_model
 
     def _relevance(self, question: str, docs: list[str]) -> list[float]:
         """The claim-support model's P(the document helps answer the question), on the windows
