@@ -16,7 +16,7 @@ from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 
-SHA256 = "6a246200f491a6892a5a92348efa166f2ba1fd545fd4ce0f3b7b16c7563700ee"
+SHA256 = "8e1d0003847e9bcc2ed00dbe8527f312638045f9cb558f6defa770bbfc5bc67e"
 
 
 @pytest.mark.unit

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+\s*(?:[-*•]|\d+[.)])?\s*")
@@ -81,8 +82,9 @@ def strip_framing(claim: str) -> str:
     return text[:1].upper() + text[1:] if text != claim.strip() else text
 
 
-def content_words(text: str) -> set[str]:
-    return {w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in STOPWORDS}
+@functools.lru_cache(maxsize=4096)  # a turn's windows are read for each claim and question
+def content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in STOPWORDS)
 
 
 def is_generic(claim: str) -> bool:
@@ -98,9 +100,9 @@ def lexical_support(claim: str, source: str, keep_stopwords: bool = False) -> fl
     claim made only of stopwords ("The May.") is checked word by word instead of scoring 0."""
     words = content_words(claim)
     if not words and keep_stopwords:
-        words = {m.group(0).lower() for m in _WORD.finditer(claim)} - {"a", "an", "the"}
-        return len(words & {m.group(0).lower() for m in _WORD.finditer(source)}) / len(words) \
-            if words else 0.0
+        every = {m.group(0).lower() for m in _WORD.finditer(claim)} - {"a", "an", "the"}
+        return len(every & {m.group(0).lower() for m in _WORD.finditer(source)}) / len(every) \
+            if every else 0.0
     if not words:
         return 0.0
     return len(words & content_words(source)) / len(words)
