@@ -316,3 +316,13 @@ class SidecarProcess:
         self.process.kill()  # SIGKILL: no cleanup at all
         self.process.wait(timeout=30)
         self._log_file.close()
+
+
+def link_model_files(card: dict[str, Any], folder: Path) -> None:
+    """Links in `folder` to the shipped model files a claim-support `card` names (its model, its
+    second opinion's and their tokenizers), so that an edited card can be written beside them."""
+    from monitor.judges.claim_support import MODELS
+
+    entries = [card, *([card["second_opinion"]] if "second_opinion" in card else [])]
+    for name in {entry[key] for entry in entries for key in ("file", "tokenizer")}:
+        (folder / name).symlink_to(MODELS / name)

@@ -37,6 +37,7 @@ from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 from monitor.telemetry import Metrics
 from monitor.verdict import Verdict
+from tests.conftest import link_model_files
 from tests.fakes.judge_model import judge_model
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.test_llm_judges import _made, close_judges  # noqa: F401  (closes the judges made)
@@ -358,8 +359,7 @@ def test_the_cascade_is_configured_with_its_bands(tmp_path: Path) -> None:
     older = json.loads((MODELS / "claim_support.json").read_text())
     del older["band"]["calibration"]
     (tmp_path / "claim_support.json").write_text(json.dumps(older))
-    for name in (older["file"], older["tokenizer"]):
-        (tmp_path / name).symlink_to(MODELS / name)
+    link_model_files(older, tmp_path)
     with pytest.raises(ValueError, match="no dev calibration .*supported_share"):
         build_judge(Settings(judging={
             "llm": {"endpoints": [endpoint]}, "cascade": {"enabled": True},

@@ -8,15 +8,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from monitor.config import LocalJudgeSettings
 from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
+from tests.conftest import link_model_files
 
 SHA256 = "8e1d0003847e9bcc2ed00dbe8527f312638045f9cb558f6defa770bbfc5bc67e"
+SECOND_SHA256 = "4b91375c62386df09601d7d14cfa9c4b35a5144bc965507937c68e20bbb2a86a"
 
 
 @pytest.mark.unit
@@ -24,6 +29,10 @@ def test_the_shipped_model_is_the_one_its_card_describes() -> None:
     card = json.loads((MODELS / "claim_support.json").read_text())
     assert file_sha256(MODELS / card["file"]) == card["sha256"] == SHA256
     assert (MODELS / card["file"]).stat().st_size <= 30 * 2**20
+    if "second_opinion" in card:
+        second = card["second_opinion"]
+        assert file_sha256(MODELS / second["file"]) == second["sha256"] == SECOND_SHA256
+        assert (MODELS / second["file"]).stat().st_size <= 30 * 2**20
     for figure in ("vitaminc", "qa", "qa/distractor", "qa/swapped", "qa/absent"):
         assert card["test"][figure]["pairs"] > 100, figure  # measured on a real test split
 
@@ -167,3 +176,35 @@ def test_the_relevance_it_reads_for_the_cascade(question: str, document: str,
             "irrelevant": p < relevance["threshold"],
             "surely relevant": p >= relevance["band"]["high"],
             "surely irrelevant": p < relevance["band"]["low"]}[expected], p
+
+
+@pytest.mark.unit
+def test_a_second_opinion_is_read_only_where_the_first_model_is_unsure(tmp_path: Path) -> None:
+    """A card naming a second cross-encoder: where the first's calibrated probability is inside
+    `reads`, the pair's logit is the mean of the two calibrated logits; elsewhere the first's."""
+    shipped = json.loads((MODELS / "claim_support.json").read_text())
+    second = shipped.get("second_opinion") or {"file": shipped["file"],
+                                               "tokenizer": shipped["tokenizer"]}
+    link_model_files(shipped, tmp_path)
+
+    def card(name: str, **entries: Any) -> Path:
+        (tmp_path / name).write_text(json.dumps({"temperature": 1.0, "threshold": 0.5, **entries}))
+        return tmp_path / name
+
+    first_alone = ClaimSupportModel(card("first.json", file=shipped["file"],
+                                         tokenizer=shipped["tokenizer"]))
+    second_alone = ClaimSupportModel(card("second.json", file=second["file"],
+                                          tokenizer=second["tokenizer"]))
+    opinion = {"file": second["file"], "tokenizer": second["tokenizer"],
+               "first_temperature": 1.5, "temperature": 0.8, "reads": [0.15, 0.9]}
+    mixed = ClaimSupportModel(card("mixed.json", file=shipped["file"],
+                                   tokenizer=shipped["tokenizer"], second_opinion=opinion))
+    pairs = [("Who directed Heat? Michael Mann.", HEAT.content or ""),
+             ("Who directed Heat? Steven Spielberg.", HEAT.content or ""),
+             ("How long do I have to ask for a refund? You have 30 days from delivery.",
+              RETURNS.content or "")]
+    first, other = first_alone.logits(pairs) / 1.5, second_alone.logits(pairs) / 0.8
+    unsure = (first >= np.log(0.15 / 0.85)) & (first < np.log(0.9 / 0.1))
+    assert 0 < unsure.sum() < len(pairs), first  # both cases are read
+    assert np.allclose(mixed.logits(pairs), np.where(unsure, (first + other) / 2, first))
+    assert set(mixed.checksums) == {"claim_support", "second"}

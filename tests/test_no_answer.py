@@ -23,6 +23,7 @@ from monitor.judges.embeddings import clean
 from monitor.judges.local import LocalJudge
 from monitor.judges.no_answer import DETECTOR, is_empty, may_decline
 from monitor.model import AssistantTurn, RetrievedDocument
+from tests.conftest import link_model_files
 
 REFUSALS = [
     "I could not find information about that in our documentation.",
@@ -260,8 +261,7 @@ def test_bad_settings_are_refused() -> None:
 def test_a_claim_support_model_without_the_no_answer_task_is_refused(tmp_path: Path) -> None:
     card = json.loads((MODELS / "claim_support.json").read_text())
     del card["no_answer"]
-    for name in (card["file"], card["tokenizer"]):
-        (tmp_path / name).symlink_to(MODELS / name)
+    link_model_files(card, tmp_path)
     (tmp_path / "claim_support.json").write_text(json.dumps(card))
     with pytest.raises(ValueError, match="no no-answer task"):
         LocalJudge(LocalJudgeSettings(claim_support_model=tmp_path / "claim_support.json"))
@@ -270,8 +270,7 @@ def test_a_claim_support_model_without_the_no_answer_task_is_refused(tmp_path: P
 def card_folder(tmp_path: Path, detector: dict[str, Any] | None) -> Path:
     """The shipped claim-support card in `tmp_path`, with `detector` as no_answer.json beside it."""
     card = json.loads((MODELS / "claim_support.json").read_text())
-    for name in (card["file"], card["tokenizer"]):
-        (tmp_path / name).symlink_to(MODELS / name)
+    link_model_files(card, tmp_path)
     (tmp_path / "claim_support.json").write_text(json.dumps(card))
     if detector is not None:
         (tmp_path / DETECTOR.name).write_text(json.dumps(detector))

@@ -16,6 +16,11 @@ divided by the temperature fitted on the dev split, so the probability is calibr
 The same model answers two more questions, each asked by the shape of its pair (the card holds
 each one's threshold and cascade band): is a document relevant to a question (the question
 alone as `text_a`), and does an answer decline to answer (`declines_pair`).
+
+A card may name a second opinion: a larger cross-encoder trained on the same pairs, read only
+where the first is unsure (its calibrated probability inside `second_opinion.reads`). There the
+pair's logit is the mean of the two models' calibrated logits, and the card's temperature,
+thresholds and bands are fitted on that mixed logit; elsewhere it is the first's alone.
 """
 
 from __future__ import annotations
@@ -24,19 +29,13 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from monitor.judges.embeddings import (  # file_sha256: the card's checksum (export, tests)
-    MODELS,
-    clean,
-    encoded,
-    file_sha256,  # noqa: F401
-    session,
-    tokenizer,
-)
+from monitor.judges.embeddings import MODELS, clean, encoded, file_sha256, session, tokenizer
 from monitor.judges.no_answer import may_decline
 from monitor.judges.text import strip_framing
 
@@ -53,14 +52,56 @@ def declines_pair(answer: str) -> tuple[str, str]:
     return DECLINES, strip_framing(answer)
 
 
+class CrossEncoder:
+    """One ONNX cross-encoder and its tokenizer: the raw logit of each pair."""
+
+    def __init__(self, onnx_file: Path, tokenizer_file: Path, threads: int) -> None:
+        self._session = session(onnx_file, threads)
+        self._tokenizer = tokenizer(tokenizer_file, MAX_TOKENS)
+
+    def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """One pair a run: int8 dynamic quantisation scales activations over the whole batch, so
+        a batched pair's logit would depend on the pairs beside it."""
+        out = []
+        for a, b in pairs:
+            encoding = self._tokenizer.encode(clean(a, 4_000) or " ", clean(b, 4_000) or " ")
+            out.append(float(self._session.run(None, encoded(encoding))[0].reshape(-1)[0]))
+        return np.array(out, dtype=np.float64)
+
+
+def mixed_logits(first: np.ndarray, second: Callable[[np.ndarray], np.ndarray],
+                 opinion: dict[str, Any]) -> np.ndarray:
+    """The logits a card with a second opinion (`opinion`) gives: `first`, the first model's raw
+    logits, over its temperature; where its probability is inside `opinion["reads"]`, averaged
+    with the second's (`second(indices)`: its raw logits of those pairs) over its own."""
+    calibrated = first / float(opinion["first_temperature"])
+    probability = 1.0 / (1.0 + np.exp(-calibrated))
+    low, high = opinion["reads"]
+    unsure = np.flatnonzero((probability >= low) & (probability < high))
+    if unsure.size:
+        calibrated[unsure] = (calibrated[unsure]
+                              + second(unsure) / float(opinion["temperature"])) / 2
+    return calibrated
+
+
 class ClaimSupportModel:
     def __init__(self, card: Path = MODELS / "claim_support.json", threads: int = 1,
                  cache_size: int = 50_000) -> None:
         """The model `card` describes; its files are named relative to the card's folder."""
         self.path = card
         self.card = json.loads(card.read_text())
-        self._session = session(card.parent / self.card["file"], threads)
-        self._tokenizer = tokenizer(card.parent / self.card["tokenizer"], MAX_TOKENS)
+        self._first = CrossEncoder(card.parent / self.card["file"],
+                                   card.parent / self.card["tokenizer"], threads)
+        opinion = self.card.get("second_opinion")
+        self._second = (CrossEncoder(card.parent / opinion["file"],
+                                     card.parent / opinion["tokenizer"], threads)
+                        if opinion else None)
+        # Who judges, each file by its checksum (the file's, as the embedder's): what the
+        # no-answer detector was fitted with. Short names: the judge's model string, "name@8
+        # digits" each, must fit an exemplar's judge_model (64 characters).
+        self.checksums = {"claim_support": file_sha256(card.parent / self.card["file"])} | (
+            {"second": file_sha256(card.parent / opinion["file"])}
+            if opinion else {})
         self.temperature = float(self.card["temperature"])
         self.threshold = float(self.card["threshold"])
         # Where the dev split's calibration says supported at 95% (the cascade band's upper
@@ -79,14 +120,14 @@ class ClaimSupportModel:
         self.computed = 0  # pairs scored (not served from the cache)
 
     def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """Raw logits of the pairs, uncached (the export's checks read these). One pair a run:
-        int8 dynamic quantisation scales activations over the whole batch, so a batched pair's
-        logit would depend on the pairs beside it."""
-        out = []
-        for a, b in pairs:
-            encoding = self._tokenizer.encode(clean(a, 4_000) or " ", clean(b, 4_000) or " ")
-            out.append(float(self._session.run(None, encoded(encoding))[0].reshape(-1)[0]))
-        return np.array(out, dtype=np.float64)
+        """Logits of the pairs before the card's temperature, uncached (the export's checks read
+        these): the first model's, or mixed with the second opinion's where the card has one."""
+        first = self._first.logits(pairs)
+        second = self._second
+        if not second:
+            return first
+        return mixed_logits(first, lambda chosen: second.logits([pairs[i] for i in chosen]),
+                            self.card["second_opinion"])
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Calibrated probabilities that each passage supports its claim; cached by content."""

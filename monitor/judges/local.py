@@ -106,13 +106,13 @@ class LocalJudge:
         if self.claim_support.no_answer_threshold is None:
             raise ValueError("the claim-support model's card has no no-answer task "
                              "(no `no_answer` entry): train it with build_data.py --no-answer")
-        self.no_answer = NoAnswerDetector.beside(self.claim_support.path, self.claim_support.card,
-                                                 self.embedder.sha256)
+        self.no_answer = NoAnswerDetector.beside(
+            self.claim_support.path, self.claim_support.card,
+            {**self.claim_support.checksums, "embedder": self.embedder.sha256})
         self.no_answer_threshold = settings.no_answer_threshold or self.no_answer.threshold
         # Who judges: each model by its checksum's first 8 digits (short enough for exemplars).
         self.model = " ".join(f"{name}@{digest[:8]}" for name, digest in (
-            ("claim_support", self.claim_support.card["sha256"]),
-            ("minilm_l6", self.embedder.sha256)))
+            *self.claim_support.checksums.items(), ("minilm_l6", self.embedder.sha256)))
 
     def declines(self, answer: str) -> float:
         """P(the answer declines to answer), as the no-answer detector reads it (its embedding is

@@ -62,22 +62,23 @@ class NoAnswerDetector:
 
     @classmethod
     def beside(cls, card: Path, claim_support: dict[str, Any],
-               embedder_sha256: str) -> NoAnswerDetector:
+               models: dict[str, str]) -> NoAnswerDetector:
         """The detector fitted for the claim-support model whose card (`claim_support`) is at
         `card`: no_answer.json beside it, which must have been fitted with the models the judge
-        runs. Where there is none, that model alone decides, at its card's threshold."""
+        runs (`models`: each one's checksum by name). Where there is none, that model alone
+        decides, at its card's threshold."""
         path = card.parent / DETECTOR.name
         if not path.exists():
             alone = claim_support["no_answer"]
             return cls(np.zeros(0, dtype=np.float32), 0.0, 0.0, float(alone["threshold"]),
                        alone.get("band"))
         fitted = json.loads(path.read_text())
-        for name, loaded in (("claim_support", claim_support["sha256"]),
-                             ("embedder", embedder_sha256)):
-            if fitted["models"][name] != loaded:
+        for name in sorted(set(models) | set(fitted["models"])):
+            was, loaded = fitted["models"].get(name, "none"), models.get(name, "none")
+            if was != loaded:
                 raise ValueError(
-                    f"{path} was fitted with another {name} model ({fitted['models'][name][:8]}; "
-                    f"this one is {loaded[:8]}): refit it with training/claim_support/no_answer.py")
+                    f"{path} was fitted with another {name} model ({was[:8]}; this one is "
+                    f"{loaded[:8]}): refit it with training/claim_support/no_answer.py")
         return cls(np.array(fitted["weights"], dtype=np.float32), float(fitted["bias"]),
                    float(fitted["mix"]), float(fitted["threshold"]), fitted.get("band"))
 

@@ -16,6 +16,9 @@
 With --write, the model, its tokenizer and its card (claim_support.json: temperature,
 threshold, band, checksum, the figures, data and licences) go to monitor/judges/models/.
 With --band-only, the shipped model scores the dev split and only its card's band is rewritten.
+With --second-opinion WORK (a pass trained on another base, --second-base), that pass is read
+where this one is unsure (claim_support.mixed_logits): each model's temperature is fitted on dev
+alone, the mixed logit gets its own, and the thresholds and bands are fitted on it.
 """
 
 from __future__ import annotations
@@ -35,12 +38,19 @@ ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]
 
 from export_embedder import export  # noqa: E402
-from figures import TASKS, balanced_accuracy, balancing_threshold, dev_choice, report  # noqa: E402
+from figures import (  # noqa: E402
+    TASKS,
+    balanced_accuracy,
+    balancing_threshold,
+    dev_choice,
+    fit_temperature,
+    report,
+)
 from train import MAX_TOKENS, base_dir, build_model, load_weights, read_pairs  # noqa: E402
 
 from monitor.config import LocalJudgeSettings  # noqa: E402
 from monitor.judges.cascade import TARGET_ACCURACY, band_of, calibration  # noqa: E402
-from monitor.judges.claim_support import ClaimSupportModel, file_sha256  # noqa: E402
+from monitor.judges.claim_support import ClaimSupportModel, file_sha256, mixed_logits  # noqa: E402
 from monitor.judges.embeddings import Embedder  # noqa: E402
 from monitor.judges.local import document_relevant  # noqa: E402
 from monitor.judges.no_answer import may_decline  # noqa: E402
@@ -160,16 +170,66 @@ def export_onnx(work: Path, base: Path | None) -> Path:
 
 
 def stage(work: Path, onnx_file: Path, temperature: float, threshold: float,
-          base: Path | None) -> Path:
+          base: Path | None, second: SecondOpinion | None = None) -> Path:
     """A folder for the runtime class: the ONNX file, the tokenizer, a card; the card's path."""
     folder = work / "staged"
     folder.mkdir(exist_ok=True)
     shutil.copy(onnx_file, folder / "claim_support.onnx")
     shutil.copy((base or base_dir()) / "tokenizer.json", folder / tokenizer_name(base))
-    (folder / "claim_support.json").write_text(json.dumps({
-        "file": "claim_support.onnx", "tokenizer": tokenizer_name(base),
-        "temperature": temperature, "threshold": threshold}))
+    card: dict[str, Any] = {"file": "claim_support.onnx", "tokenizer": tokenizer_name(base),
+                            "temperature": temperature, "threshold": threshold}
+    if second is not None:
+        card["second_opinion"] = second.stage(folder)
+    (folder / "claim_support.json").write_text(json.dumps(card))
     return folder / "claim_support.json"
+
+
+class SecondOpinion:
+    """A pass on another base, read where the first is unsure (`reads`: the first's calibrated
+    probabilities it is read for)."""
+
+    FILE, TOKENIZER = "claim_support.second.onnx", "claim_support.second.tokenizer.json"
+
+    def __init__(self, work: Path, base: Path, reads: tuple[float, float]) -> None:
+        self.work, self.base, self.reads = work, base, reads
+        self.onnx_file = work / "claim_support.onnx"
+        if not self.onnx_file.exists():
+            export_onnx(work, base)
+        self.model = ClaimSupportModel(stage(work, self.onnx_file, 1.0, 0.5, base), threads=2)
+        self.first_temperature = self.temperature = 1.0
+
+    def fit(self, dev: list[dict[str, Any]], first_logits: np.ndarray, fit_pairs: int) -> np.ndarray:
+        """Both temperatures fitted on dev's first `fit_pairs` pairs, as dev_choice fits one; the
+        mixed logits of dev (the second model scores only the pairs it is read for)."""
+        labels = np.array([r["label"] for r in dev[:fit_pairs]])
+        self.first_temperature = fit_temperature(labels, first_logits[:fit_pairs])
+        second = np.full(len(first_logits), np.nan)
+        fitting = np.arange(min(fit_pairs, len(dev)))
+        second[fitting] = score(self.model, [dev[i] for i in fitting])
+        self.temperature = fit_temperature(labels, second[fitting])
+
+        def scored(chosen: np.ndarray) -> np.ndarray:
+            missing = chosen[np.isnan(second[chosen])]
+            second[missing] = score(self.model, [dev[i] for i in missing])
+            return second[chosen]
+
+        mixed = mixed_logits(first_logits, scored, self.entry())
+        print(f"second opinion: temperatures {self.first_temperature:.3f} and "
+              f"{self.temperature:.3f}; read for {np.mean(~np.isnan(second)):.1%} of dev "
+              f"(with the {len(fitting)} pairs its temperature is fitted on)", flush=True)
+        return mixed
+
+    def entry(self) -> dict[str, Any]:
+        return {"file": self.FILE, "tokenizer": self.TOKENIZER,
+                "first_temperature": round(self.first_temperature, 4),
+                "temperature": round(self.temperature, 4), "reads": list(self.reads)}
+
+    def stage(self, folder: Path) -> dict[str, Any]:
+        """Its files copied into `folder`; its card entry."""
+        shutil.copy(self.onnx_file, folder / self.FILE)
+        shutil.copy(self.base / "tokenizer.json", folder / self.TOKENIZER)
+        return {**self.entry(), "sha256": file_sha256(folder / self.FILE),
+                "base": (self.base / "BASE").read_text().strip()}
 
 
 def score(model: ClaimSupportModel, rows: list[dict[str, Any]]) -> np.ndarray:
@@ -193,6 +253,12 @@ def main() -> None:
                         "(default: MiniLM-L6 from its wheel)")
     parser.add_argument("--band-only", action="store_true",
                         help="rewrite only the shipped card's cascade band, from the dev split")
+    parser.add_argument("--second-opinion", type=Path, help="the work folder of a pass on "
+                        "another base, read where this one is unsure")
+    parser.add_argument("--second-base", type=Path, help="the base that pass was trained from")
+    parser.add_argument("--second-reads", type=float, nargs=2, default=(0.15, 0.9),
+                        metavar=("LOW", "HIGH"), help="the first model's calibrated "
+                        "probabilities the second is read for (default: 0.15 0.9)")
     args = parser.parse_args()
     if args.band_only:
         rewrite_band(args.data)
@@ -208,6 +274,14 @@ def main() -> None:
 
     dev_all = read_pairs(args.data / "dev.jsonl")
     dev_all_logits = score(model, dev_all)
+    second = None
+    if args.second_opinion:
+        if args.second_base is None:
+            parser.error("--second-opinion needs --second-base")
+        second = SecondOpinion(args.second_opinion, args.second_base, tuple(args.second_reads))
+        dev_all_logits = second.fit(dev_all, dev_all_logits, args.dev_pairs)
+        model = ClaimSupportModel(stage(args.work, onnx_file, 1.0, 0.5, args.base, second),
+                                  threads=2)
     print(f"dev scored ({time.perf_counter() - started:.0f} s)", flush=True)
     chosen = dev_choice(dev_all, dev_all_logits, args.dev_pairs)
     temperature, threshold, ece = chosen.temperature, chosen.threshold, chosen.calibration_error
@@ -251,6 +325,8 @@ def main() -> None:
                                                "calibrated": round(ece[1], 4)}},
         "test": figures,
     }
+    if second is not None:  # read where this model is unsure (claim_support.mixed_logits)
+        card["second_opinion"] = second.stage(MODELS)
     if no_answer is not None:  # does the answer decline (claim_support.declines_pair): the
         # local judge's no-answer detector, which needs it (build_data.py --no-answer)
         card["no_answer"] = {"threshold": round(chosen.no_answer_threshold, 4),

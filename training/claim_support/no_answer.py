@@ -130,7 +130,7 @@ def main() -> None:
                 "answer's MiniLM-L6 embedding, mixed",
         "fitted_by": "training/claim_support/no_answer.py",
         "data": "bench/data/no_answer.jsonl, in the claim-support model's splits",
-        "models": {"claim_support": model.card["sha256"], "embedder": embedder.sha256},
+        "models": {**model.checksums, "embedder": embedder.sha256},
         "l2": l2, "mix": mix, "threshold": round(threshold, 4), "band": band,
         "dev": {"balanced_accuracy": round(found[mix][0], 4), "answers": len(rows["dev"])},
         "test": test, "test_claim_support_alone": alone,
