@@ -110,13 +110,11 @@ def test_the_model_decides_where_the_cosine_would_be_sure(judge: LocalJudge) -> 
 
 
 def test_a_statement_is_left_to_the_similarity(judge: LocalJudge) -> None:
-    # A VitaminC claim and its own evidence (Wikipedia, CC BY-SA): the model, trained on
-    # questions, reads a statement as a claim to support (0.16 here: 92 % is "over 85 %"), so
-    # the cosine (0.54, unsure but over its threshold) decides.
+    # A statement against a VitaminC evidence sentence (Wikipedia, CC BY-SA): the model, trained
+    # on questions, reads a statement as a claim to support (0.03 here: the reviews were not
+    # mixed), so the cosine (0.43, unsure but over its threshold) decides.
     turn = AssistantTurn(
-        trace_id="5" * 32, answer="Noted.",
-        question="Based on less than 20 reviewers , Man Seeking Woman scored over 85 % on Rotten "
-                 "Tomatoes , with a rating of more than 7/10 .",
+        trace_id="5" * 32, answer="Noted.", question="Reviewers gave the show mixed reviews .",
         documents=[RetrievedDocument(content="Rotten Tomatoes gives the first season of the show "
                                              "a rating of 92 % , based on 13 reviews , with an "
                                              "average rating of 7.3/10 .")])

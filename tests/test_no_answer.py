@@ -103,7 +103,7 @@ def test_refusals_are_no_answers(judge: LocalJudge, answer: str) -> None:
 
 @pytest.mark.unit
 @pytest.mark.xfail(strict=True, reason="known miss: a refusal shaped like a partial answer "
-                   "(\"..., but {missing} isn't covered there.\"), 0.12 against a threshold of 0.34")
+                   "(\"..., but {missing} isn't covered there.\"), 0.12 against a threshold of 0.36")
 def test_a_refusal_in_a_partial_answers_words(judge: LocalJudge) -> None:
     answer = "I went over the onboarding guide, but visitor parking isn't covered there."
     assert completeness(judge, answer) == "no_answer"
@@ -245,7 +245,9 @@ def test_only_the_beginning_of_a_long_document_is_embedded(judge: LocalJudge) ->
 def test_the_engine_runs_on_the_configured_threads() -> None:
     for threads in (1, 2):
         judge = LocalJudge(LocalJudgeSettings(threads=threads))
-        for session in (judge.embedder._session, judge.claim_support._session):
+        models = judge.claim_support
+        for session in (judge.embedder._session, models._first._session,
+                        *([models._second._session] if models._second else [])):
             assert session.get_session_options().intra_op_num_threads == threads
 
 

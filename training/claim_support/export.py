@@ -302,7 +302,9 @@ def main() -> None:
     if not args.write:
         return
     MODELS.mkdir(exist_ok=True)
-    shutil.copy(onnx_file, MODELS / "claim_support.onnx")
+    if not (MODELS / "claim_support.onnx").exists() or not onnx_file.samefile(
+            MODELS / "claim_support.onnx"):  # --onnx may name the shipped file itself
+        shutil.copy(onnx_file, MODELS / "claim_support.onnx")
     tokenizer_file = tokenizer_name(args.base)
     shutil.copy((args.base or base_dir()) / "tokenizer.json", MODELS / tokenizer_file)
     card = {
