@@ -29,10 +29,9 @@ def test_the_shipped_model_is_the_one_its_card_describes() -> None:
     card = json.loads((MODELS / "claim_support.json").read_text())
     assert file_sha256(MODELS / card["file"]) == card["sha256"] == SHA256
     assert (MODELS / card["file"]).stat().st_size <= 30 * 2**20
-    if "second_opinion" in card:
-        second = card["second_opinion"]
-        assert file_sha256(MODELS / second["file"]) == second["sha256"] == SECOND_SHA256
-        assert (MODELS / second["file"]).stat().st_size <= 30 * 2**20
+    second = card["second_opinion"]
+    assert file_sha256(MODELS / second["file"]) == second["sha256"] == SECOND_SHA256
+    assert (MODELS / second["file"]).stat().st_size <= 30 * 2**20
     for figure in ("vitaminc", "qa", "qa/distractor", "qa/swapped", "qa/absent"):
         assert card["test"][figure]["pairs"] > 100, figure  # measured on a real test split
 
@@ -183,8 +182,7 @@ def test_a_second_opinion_is_read_only_where_the_first_model_is_unsure(tmp_path:
     """A card naming a second cross-encoder: where the first's calibrated probability is inside
     `reads`, the pair's logit is the mean of the two calibrated logits; elsewhere the first's."""
     shipped = json.loads((MODELS / "claim_support.json").read_text())
-    second = shipped.get("second_opinion") or {"file": shipped["file"],
-                                               "tokenizer": shipped["tokenizer"]}
+    second = shipped["second_opinion"]
     link_model_files(shipped, tmp_path)
 
     def card(name: str, **entries: Any) -> Path:

@@ -246,8 +246,9 @@ def test_the_engine_runs_on_the_configured_threads() -> None:
     for threads in (1, 2):
         judge = LocalJudge(LocalJudgeSettings(threads=threads))
         models = judge.claim_support
+        assert models._second is not None  # the shipped card names a second opinion
         for session in (judge.embedder._session, models._first._session,
-                        *([models._second._session] if models._second else [])):
+                        models._second._session):
             assert session.get_session_options().intra_op_num_threads == threads
 
 

@@ -101,9 +101,9 @@ def test_the_local_judge_names_its_models_by_checksum(start_sidecar) -> None:
     models = {v["model"] for v in store.show(trace_id)["verdicts"]}  # type: ignore[index]
     store.close()
     card = json.loads((MODELS / "claim_support.json").read_text())
-    second = f"second@{card['second_opinion']['sha256'][:8]} " if "second_opinion" in card else ""
     assert models == {next(m for m in models)} and next(iter(models)).startswith(
-        f"claim_support@{card['sha256'][:8]} {second}minilm_l6@")
+        f"claim_support@{card['sha256'][:8]} second@{card['second_opinion']['sha256'][:8]} "
+        "minilm_l6@")
 
 
 @pytest.mark.unit
