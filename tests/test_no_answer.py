@@ -291,6 +291,18 @@ def test_a_detector_fitted_with_another_embedder_is_refused(tmp_path: Path) -> N
 
 
 @pytest.mark.unit
+def test_a_detector_fitted_without_the_second_opinion_is_refused(tmp_path: Path) -> None:
+    """The detector mixes the claim-support reading it was fitted on: one fitted before the card
+    named its second opinion reads another model's probabilities."""
+    detector = json.loads(DETECTOR.read_text())
+    del detector["models"]["second"]
+    card = card_folder(tmp_path, detector)
+    with pytest.raises(ValueError, match=r"fitted with another second model \(none; this one is "
+                       r"[0-9a-f]{8}\)"):
+        LocalJudge(LocalJudgeSettings(claim_support_model=card))
+
+
+@pytest.mark.unit
 def test_without_a_detector_beside_its_card_the_model_alone_decides(tmp_path: Path) -> None:
     judge = LocalJudge(LocalJudgeSettings(claim_support_model=card_folder(tmp_path, None)))
     assert judge.no_answer_threshold == judge.claim_support.no_answer_threshold
