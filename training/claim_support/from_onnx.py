@@ -1,6 +1,7 @@
 """Recover train.py's torch weights (a model.pt) from the shipped int8 ONNX claim-support model.
 
-    python training/claim_support/from_onnx.py --out DIR/model.pt [--onnx FILE] [--check DEV.jsonl]
+    python training/claim_support/from_onnx.py --out DIR/model.pt [--onnx FILE] [--base DIR] \
+        [--check DEV.jsonl]
 
 Why it exists: a further training pass starts from a model.pt (`train.py --init`), and the
 fp32 checkpoint is a working file of whoever trained the model, not part of the repository; the
@@ -12,7 +13,8 @@ reads its initializers and writes them back into train.py's ClaimSupport state d
   (MatMul multiplies by W^T's layout [in, out]; nn.Linear keeps [out, in]); the node's output
   name says which Linear it is (".../layer.0/attention/self/query/MatMul...");
 - the position and token-type embeddings (uint8, one scale per tensor) are dequantised;
-- the word embeddings are taken from the base model instead: train.py freezes them, so the
+- the word embeddings are taken from the base model (`--base`: the second opinion's, e5_base.py's
+  folder; by default MiniLM-L6) instead: train.py freezes them, so the
   pretrained table is exactly what the model was trained with (the ONNX holds it quantised);
 - biases and LayerNorm parameters are stored in fp32 and copied as they are;
 - BERT's pooler is not in the graph (the head reads the mean of the tokens, so it is never
@@ -44,7 +46,7 @@ from train import base_dir, build_model, encode, load_tokenizer, read_pairs, sav
 SHIPPED = ROOT / "monitor" / "judges" / "models" / "claim_support.onnx"
 
 
-def recover(onnx_file: Path) -> dict[str, torch.Tensor]:
+def recover(onnx_file: Path, base: Path | None = None) -> dict[str, torch.Tensor]:
     import onnx
     from onnx import numpy_helper
 
@@ -55,7 +57,7 @@ def recover(onnx_file: Path) -> dict[str, torch.Tensor]:
         q = init[f"{name}_quantized"].astype(np.float32)
         return init[f"{name}_scale"] * (q - init[f"{name}_zero_point"].astype(np.float32))
 
-    model = build_model()
+    model = build_model(base)
     state = model.state_dict()
     out: dict[str, torch.Tensor] = {}
     for node in graph.node:
@@ -88,7 +90,8 @@ def recover(onnx_file: Path) -> dict[str, torch.Tensor]:
     return {k: out.get(k, v) for k, v in state.items()}
 
 
-def check(weights: dict[str, torch.Tensor], onnx_file: Path, dev: Path, pairs: int) -> None:
+def check(weights: dict[str, torch.Tensor], onnx_file: Path, base: Path | None, dev: Path,
+          pairs: int) -> None:
     import json
     import shutil
     import tempfile
@@ -96,15 +99,16 @@ def check(weights: dict[str, torch.Tensor], onnx_file: Path, dev: Path, pairs: i
     from monitor.judges.claim_support import ClaimSupportModel
 
     rows = read_pairs(dev)[:pairs]
-    model = build_model()
+    model = build_model(base)
     model.load_state_dict(weights)
     model.eval()
-    tokenizer = load_tokenizer(base_dir() / "tokenizer.json")
+    tokenizer_file = (base or base_dir()) / "tokenizer.json"
+    tokenizer = load_tokenizer(tokenizer_file)
     with torch.no_grad():
         torch_logits = np.array([float(model(**encode(tokenizer, [r]))[0]) for r in rows])
     with tempfile.TemporaryDirectory() as folder:
         shutil.copy(onnx_file, Path(folder) / "m.onnx")
-        shutil.copy(base_dir() / "tokenizer.json", Path(folder) / "t.json")
+        shutil.copy(tokenizer_file, Path(folder) / "t.json")
         card = Path(folder) / "card.json"
         card.write_text(json.dumps({"file": "m.onnx", "tokenizer": "t.json",
                                     "temperature": 1.0, "threshold": 0.0}))
@@ -121,15 +125,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--onnx", type=Path, default=SHIPPED)
     parser.add_argument("--out", type=Path, required=True, help="where to write the model.pt")
+    parser.add_argument("--base", type=Path, help="the base train.py --base was given (the second "
+                        "opinion's: e5_base.py's folder; default: MiniLM-L6 from its wheel)")
     parser.add_argument("--check", type=Path, help="a dev.jsonl: score its first --pairs with both")
     parser.add_argument("--pairs", type=int, default=300)
     parser.add_argument("--reference", type=Path, help="an fp32 model.pt to compare tensor by tensor")
     args = parser.parse_args()
     torch.set_num_threads(2)
     started = time.perf_counter()
-    weights = recover(args.onnx)
+    weights = recover(args.onnx, args.base)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    model = build_model()
+    model = build_model(args.base)
     model.load_state_dict(weights)
     save_weights(model, args.out)  # train.py's own format, so soup.py averages it with a pass's
     print(f"{len(weights)} tensors recovered from {args.onnx} into {args.out} "
@@ -140,7 +146,7 @@ def main() -> None:
                      for k, v in reference.items() if v.is_floating_point()))
         print(f"against {args.reference}: worst relative error {worst[0]:.4f} ({worst[1]})")
     if args.check:
-        check(weights, args.onnx, args.check, args.pairs)
+        check(weights, args.onnx, args.base, args.check, args.pairs)
         print(f"checked in {time.perf_counter() - started:.0f} s")
 
 
