@@ -72,6 +72,7 @@ class ClaimLabel(_Detail):
     window: tuple[int, int] | None = None  # the passage's character offsets in that document
     passage: str | None = None
     checked_as: str | None = None  # a short answer is checked together with its question
+    contradicts: str | None = None  # a bound of the claim the passage's own figure contradicts
     decided_by: str | None = None  # a cascade's: "local", or the LLM judge's name
 
 

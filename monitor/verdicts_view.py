@@ -238,6 +238,8 @@ def _claims(verdict: Verdict) -> Table:
                         f"{claim.similarity})"
                         + (f" in {claim.evidence}" if claim.evidence else "")
                         + (f"; checked as “{claim.checked_as}”" if claim.checked_as else "")
+                        + (f"; the passage contradicts its bound: {claim.contradicts}"
+                           if claim.contradicts else "")
                         + (f"; deciding passage “{_short(claim.passage)}”"
                            if claim.passage else ""))
         else:

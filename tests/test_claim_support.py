@@ -34,6 +34,8 @@ def test_the_shipped_model_is_the_one_its_card_describes() -> None:
     assert (MODELS / second["file"]).stat().st_size <= 30 * 2**20
     for figure in ("vitaminc", "qa", "qa/distractor", "qa/swapped", "qa/absent"):
         assert card["test"][figure]["pairs"] > 100, figure  # measured on a real test split
+    # the cap of a contradicted bound: dev's share of supported pairs among many such
+    assert card["bounds"]["dev_pairs"] > 100 and card["bounds"]["probability"] < card["threshold"]
 
 
 @pytest.mark.integration
@@ -105,6 +107,28 @@ def test_fixed_verdicts(judge: LocalJudge, question: str, answer: str,
                                             documents=[document]))
     (claim,) = result.get("groundedness").claims
     assert claim.label == label, claim
+
+
+@pytest.mark.unit
+def test_a_bound_the_document_contradicts_is_ungrounded_and_says_why(judge: LocalJudge) -> None:
+    """VitaminC's claim (dev split) under a question: the model alone reads a bound against the
+    passage's own figure near its threshold; the figure decides."""
+    document = RetrievedDocument(id="retailer", content=(
+        "Foot Locker Retail, Inc. is an American sportswear and footwear retailer, with its "
+        "headquarters in Midtown Manhattan, New York City, and operating in 28 countries worldwide."))
+    result = judge.judge_sync(AssistantTurn(
+        trace_id="b" * 32, question="In how many countries does Foot Locker operate?",
+        answer="Foot Locker operates in less than 15 countries worldwide.", documents=[document]))
+    (claim,) = result.get("groundedness").claims
+    assert claim.label == "ungrounded", claim
+    cap = judge.claim_support.contradicted_bound
+    assert cap is not None and claim.support is not None and claim.support <= cap, claim
+    assert claim.contradicts == "“less than 15 countries” against “28 countries”"
+    result = judge.judge_sync(AssistantTurn(
+        trace_id="c" * 32, question="In how many countries does Foot Locker operate?",
+        answer="Foot Locker operates in more than 15 countries worldwide.", documents=[document]))
+    (claim,) = result.get("groundedness").claims
+    assert claim.contradicts is None, claim  # the bound holds: the model alone decides
 
 
 @pytest.mark.unit

@@ -42,9 +42,9 @@ LOCAL = {
         {"claim": "In May.", "label": "inferable", "support": 0.91, "lexical": 1.0,
          "similarity": 0.88, "evidence": "kb-1", "window": [0, 24],
          "passage": "The store opens in May.", "checked_as": "When does it open? In May."},
-        {"claim": "It is free.", "label": "ungrounded", "support": 0.12, "lexical": 0.0,
-         "similarity": 0.41, "evidence": "document 2", "window": [0, 9],
-         "passage": "Tickets."}]},
+        {"claim": "It costs less than 5 euros.", "label": "ungrounded", "support": 0.08,
+         "lexical": 0.2, "similarity": 0.41, "evidence": "document 2", "window": [0, 20],
+         "passage": "Tickets cost 8 euros.", "contradicts": "“less than 5 euros” against “8 euros”"}]},
 }
 LLM = {
     "context_relevance": {"documents": [
@@ -97,6 +97,7 @@ def test_details_are_attributes() -> None:
     assert (generic.label, generic.support) == ("generic", None)
     assert supported.window == (0, 24) and supported.evidence == "kb-1"
     assert unsupported.label == "ungrounded" and unsupported.checked_as is None
+    assert unsupported.contradicts == "“less than 5 euros” against “8 euros”"
     documents = verdict("context_relevance", LOCAL["context_relevance"])
     assert [d.id for d in documents.documents] == ["kb-1", None]  # type: ignore[union-attr]
     assert documents.signals.empty_documents_skipped == 1  # type: ignore[union-attr]
@@ -115,9 +116,9 @@ def test_a_store_written_before_typed_verdicts_shows_its_verdicts(tmp_path: Any)
     prints every per-document and per-claim explanation."""
     store = Store(tmp_path / "old.db")
     turn = AssistantTurn(trace_id="ab" * 16, service="bot", question="When does it open?",
-                         answer="Hello! In May. It is free.",
+                         answer="Hello! In May. It costs less than 5 euros.",
                          documents=[RetrievedDocument(id="kb-1", content="The store opens in May."),
-                                    RetrievedDocument(content="Tickets.")])
+                                    RetrievedDocument(content="Tickets cost 8 euros.")])
     shown_text = []
     for number, judges in enumerate((("local",), ("llm", "reference"))):
         trace_id = f"{number:032x}"
@@ -143,9 +144,10 @@ def test_a_store_written_before_typed_verdicts_shows_its_verdicts(tmp_path: Any)
     for expected in ("relevant    [kb-1] The store opens in May.  (similarity 0.91)",
                      "support 0.91 (lexical 1.0, similarity 0.88) in kb-1; checked as “When does "
                      "it open? In May.”; deciding passage “The store opens in May.”",
+                     "the passage contradicts its bound: “less than 5 euros” against “8 euros”",
                      "greeting, hedge or offer: not checked"):
         assert expected in local, expected
-    for expected in ("irrelevant  [-] Tickets.  (about prices)", "← document 1 says so",
+    for expected in ("irrelevant  [-] Tickets cost 8 euros.  (about prices)", "← document 1 says so",
                      "lookup: needed yes, arguments supported no ← the order id is invented"):
         assert expected in llm, expected
 

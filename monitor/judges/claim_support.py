@@ -17,6 +17,10 @@ The same model answers two more questions, each asked by the shape of its pair (
 each one's threshold and cascade band): is a document relevant to a question (the question
 alone as `text_a`), and does an answer decline to answer (`declines_pair`).
 
+A claim that bounds a figure the passage gives otherwise ("more than 110 cases" against "105
+cases", bounds.py) is capped at the card's `bounds.probability` (`bounded`): the local judge's
+groundedness, as the card's figures, reads claims so.
+
 A card may name a second opinion: a larger cross-encoder trained on the same pairs, read only
 where the first is unsure (its calibrated probability inside `second_opinion.reads`). There the
 pair's logit is the mean of the two models' calibrated logits, and the card's temperature,
@@ -35,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from monitor.judges.bounds import contradicted_bound
 from monitor.judges.embeddings import MODELS, clean, encoded, file_sha256, session, tokenizer
 from monitor.judges.no_answer import may_decline
 from monitor.judges.text import strip_framing
@@ -84,6 +89,19 @@ def mixed_logits(first: np.ndarray, second: Callable[[np.ndarray], np.ndarray],
     return calibrated
 
 
+def bounded(pairs: Sequence[tuple[str, str]], probabilities: np.ndarray, cap: float | None
+            ) -> tuple[np.ndarray, list[str | None]]:
+    """Claim pairs' probabilities, each pair whose claim bounds a figure the passage contradicts
+    ("more than 110 cases" against "105 cases") taken down to `cap` (a card's
+    `bounds.probability`; None: unchanged), and what each contradicts. The model does not compare
+    numbers; the check does, where it can tell (bounds.py)."""
+    if cap is None:
+        return probabilities, [None] * len(pairs)
+    contradicts = [contradicted_bound(claim, passage) for claim, passage in pairs]
+    capped = np.array([min(p, cap) if c else p for p, c in zip(probabilities, contradicts, strict=True)])
+    return capped, contradicts
+
+
 class ClaimSupportModel:
     def __init__(self, card: Path = MODELS / "claim_support.json", threads: int = 1,
                  cache_size: int = 50_000) -> None:
@@ -114,6 +132,10 @@ class ClaimSupportModel:
         # P(declines) at or above: no answer; None where the card has no no-answer task
         self.no_answer_threshold = (float(self.card["no_answer"]["threshold"])
                                     if "no_answer" in self.card else None)
+        # P(supported) of a claim whose bound the passage contradicts (bounds.py): the share of
+        # such dev pairs that are supported; None where the card was fitted without the check
+        self.contradicted_bound = (float(self.card["bounds"]["probability"])
+                                   if "bounds" in self.card else None)
         self._cache: OrderedDict[bytes, float] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()  # the session and the cache are shared by judge threads

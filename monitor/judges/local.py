@@ -24,8 +24,11 @@ nobody mistakes them for an LLM verdict. What each one does:
   int8 ONNX in models/), which gives a calibrated probability that the window supports it:
   `inferable` at or above the model's threshold, else `ungrounded`. Documents are read whole, in
   overlapping windows of `window_words` words; the `windows_read` windows sharing most words with
-  the claim and its question are scored and the best one decides. Each claim keeps that window
-  (document id, character span, text): the rationale `verdicts show` prints.
+  the claim and its question are scored and the best one decides. A claim that bounds a figure
+  the window gives otherwise ("more than 110 cases" against "105 cases", bounds.py) is capped at
+  the card's probability for those pairs: the model does not compare numbers. Each claim keeps
+  that window (document id, character span, text, and any bound it contradicts): the rationale
+  `verdicts show` prints.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from monitor.config import LocalJudgeSettings
-from monitor.judges.claim_support import ClaimSupportModel
+from monitor.judges.claim_support import ClaimSupportModel, bounded
 from monitor.judges.embeddings import Embedder
 from monitor.judges.no_answer import NoAnswerDetector, is_empty
 from monitor.judges.text import (
@@ -258,18 +261,24 @@ class LocalJudge:
             read[i] = sorted(range(len(texts)), key=lambda w: overlap[w], reverse=True)[
                 :s.windows_read]
         pairs = [(checked_as[i], texts[w]) for i in checkable for w in read[i]]
-        support = iter(self.claim_support.probabilities(pairs) if pairs else [])
+        probabilities, contradicts = bounded(
+            pairs, self.claim_support.probabilities(pairs) if pairs else np.zeros(0),
+            self.claim_support.contradicted_bound)
+        support = iter(zip(probabilities, contradicts, strict=True))
         threshold = self.claim_support.threshold
         labelled = []
         for i, claim in enumerate(claims):
             if i not in read:
                 labelled.append(ClaimLabel(claim=claim, label="generic"))
                 continue
-            probability, best = max((float(next(support)), w) for w in read[i])
+            scored = {w: next(support) for w in read[i]}
+            best = max(read[i], key=lambda w: (scored[w][0], w))
+            probability, contradiction = float(scored[best][0]), scored[best][1]
             number, start, end = passages[best]
             # `checked_as` only where it differs: a detail records what was given
             extra: dict[str, Any] = ({"checked_as": checked_as[i]} if checked_as[i] != claim
-                                     else {})
+                                     else {}) | ({"contradicts": contradiction} if contradiction
+                                                 else {})
             labelled.append(ClaimLabel(
                 claim=claim, label="inferable" if probability >= threshold else "ungrounded",
                 support=round(probability, 4),

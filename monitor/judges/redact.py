@@ -511,7 +511,7 @@ _TURN_CONTENT = {"question", "answer", "error", "documents", "tool_calls", "expe
 _NOT_CONTENT = frozenset(["id", "name", "call_id", "score"])
 # What a verdict quotes of the turn.
 _VERDICT_CONTENT = frozenset(["rationale", "claim", "reasoning", "passage", "checked_as",
-                              "expected", "actual"])
+                              "contradicts", "expected", "actual"])
 
 
 def _map_strings(value: Any, replace: Callable[[str], str], content: Callable[[str | None], bool],

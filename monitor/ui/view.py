@@ -296,6 +296,8 @@ def _claim_why(claim: Any) -> str:
             why += f" ({', '.join(parts)})"
         if claim.checked_as:
             why += f"; checked as “{claim.checked_as}”"
+        if claim.contradicts:
+            why += f"; the passage contradicts its bound: {claim.contradicts}"
         return why
     return "greeting, hedge or offer: not checked"
 
