@@ -90,6 +90,13 @@ def report(rows: list[dict[str, Any]], probabilities: np.ndarray, threshold: flo
     return figures
 
 
+def mean_over_kinds(figures: dict[str, Any]) -> float:
+    """VitaminC and each question-answer kind's balanced accuracy, averaged: what models are
+    compared by."""
+    return float(np.mean([figures[k]["balanced_accuracy"] for k in figures
+                          if k == "vitaminc" or k.startswith("qa/") and "form=" not in k]))
+
+
 def balancing_threshold(labels: np.ndarray, probabilities: np.ndarray) -> float:
     """The threshold that balances the accuracy of these pairs."""
     return float(max(np.unique(np.round(probabilities, 3)), key=lambda t: balanced_accuracy(
@@ -133,8 +140,7 @@ def dev_choice(rows: list[dict[str, Any]], logits: np.ndarray, fit_pairs: int = 
     relevance_threshold, no_answer_threshold = task_thresholds["relevance"], task_thresholds["no_answer"]
     print(f"dev, all {len(rows)} pairs (for comparing models):")
     figures = report(rows, probabilities, threshold, relevance_threshold, no_answer_threshold)
-    mean = float(np.mean([figures[k]["balanced_accuracy"] for k in figures
-                          if k == "vitaminc" or k.startswith("qa/") and "form=" not in k]))
+    mean = mean_over_kinds(figures)
     print(f"  mean over vitaminc and the kinds: {mean:.4f}", flush=True)
     return DevChoice(temperature, threshold, relevance_threshold, no_answer_threshold, ece,
                      figures, mean)
