@@ -43,6 +43,12 @@ def test_a_bound_the_passage_contradicts(claim: str, passage: str, contradicts: 
     # the passage's figure is itself a bound: it cannot contradict the claim's
     ("The Harvard University Library System comprises nearly 80 libraries holding over 18 million "
      "volumes.", "comprises nearly 80 individual libraries holding over 18 million volumes."),
+    # "20" ends a range of years, not a count of cases (VitaminC's dev split)
+    ("Bosnia and Herzegovina had less than 20 coronavirus cases by March 13 , 2020 .",
+     "The 2019–20 coronavirus pandemic was confirmed to have spread to Bosnia and Herzegovina when "
+     "its first case was confirmed on 5 March 2020."),
+    # a bound after the figure
+    ("Orders above 50 dollars ship free.", "Shipping is free on orders of 50 dollars or more."),
     # two values of the unit: which one the claim is about, the passage does not say
     ("The store had more than 500 visitors on Monday.",
      "The store had 480 visitors on Monday and 530 visitors on Tuesday."),

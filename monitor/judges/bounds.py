@@ -5,9 +5,9 @@ The claim-support model reads such pairs near its threshold (a small cross-encod
 compare numbers), and on VitaminC's dev split they are most of the refuted claims it takes for
 supported. This check is exact where it speaks and silent elsewhere: it answers only when the
 claim's bound sits on a figure of a unit the passage gives exactly one value of (itself not a
-bound or an estimate, "over 18 million volumes", "about 20"), or on a date or year where the
-passage has exactly one. It only ever contradicts: a bound that holds says nothing about the
-rest of the claim.
+bound, an estimate or a range's end: "over 18 million volumes", "about 20", "50 dollars or more",
+"the 2019–20 season"), or on a date or year where the passage has exactly one. It only ever
+contradicts: a bound that holds says nothing about the rest of the claim.
 """
 
 from __future__ import annotations
@@ -23,10 +23,13 @@ _UNIT = r"(%|percent\b|[A-Za-z]+)"
 _NOT_UNITS = frozenset("a an and as at by for from in into of on or than that the to with "
                        "is are was were be been has have had will would".split())
 _CLAIM_FIGURE = re.compile(rf"\b({_GREATER}|{_LESS})\s+{_NUMBER}\s*{_UNIT}", re.I)
-# The passage's figures, each with the word before it when that makes it a bound or an estimate.
-_PASSAGE_FIGURE = re.compile(
-    rf"(?:\b({_GREATER}|{_LESS}|about|around|nearly|almost|approximately|roughly|some|up to|"
-    rf"at least|at most)\s+)?{_NUMBER}\s*{_UNIT}", re.I)
+_PASSAGE_FIGURE = re.compile(rf"(?<![\w.,]){_NUMBER}\s*{_UNIT}", re.I)
+# What makes a passage's figure a bound, an estimate or a range's end, before it ("over 18
+# million", "about 20", "3 to 5 days") or after it ("50 dollars or more", "18 and over").
+_BOUND_BEFORE = re.compile(rf"(?:\b(?:{_GREATER}|{_LESS}|about|around|nearly|almost|approximately|"
+                           rf"roughly|some|up to|at least|at most)|\d\s*(?:-|–|to))\s*$", re.I)
+_BOUND_AFTER = re.compile(r"\s*(?:or (?:more|less|fewer|over|under|above|below|longer|shorter|"
+                          r"older|younger)|and (?:over|above|up|under|below)|\+)", re.I)
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -48,9 +51,10 @@ def contradicted_bound(claim: str, passage: str) -> str | None:
         unit = _unit(found.group(3))
         if unit in _NOT_UNITS:
             continue
-        same_unit = [m for m in _PASSAGE_FIGURE.finditer(passage) if _unit(m.group(3)) == unit]
-        values = {_value(m.group(2)) for m in same_unit}
-        if len(values) != 1 or any(m.group(1) for m in same_unit):
+        same_unit = [m for m in _PASSAGE_FIGURE.finditer(passage) if _unit(m.group(2)) == unit]
+        values = {_value(m.group(1)) for m in same_unit}
+        if len(values) != 1 or any(_BOUND_BEFORE.search(passage[max(0, m.start() - 40):m.start()])
+                                   or _BOUND_AFTER.match(passage, m.end()) for m in same_unit):
             continue
         value, bound = values.pop(), _value(found.group(2))
         holds = value > bound if re.fullmatch(_GREATER, found.group(1), re.I) else value < bound
