@@ -275,10 +275,12 @@ class LocalJudge:
             best = max(read[i], key=lambda w: (scored[w][0], w))
             probability, contradiction = float(scored[best][0]), scored[best][1]
             number, start, end = passages[best]
-            # `checked_as` only where it differs: a detail records what was given
-            extra: dict[str, Any] = ({"checked_as": checked_as[i]} if checked_as[i] != claim
-                                     else {}) | ({"contradicts": contradiction} if contradiction
-                                                 else {})
+            # only what was given: a detail's JSON holds the fields set
+            extra: dict[str, Any] = {}
+            if checked_as[i] != claim:
+                extra["checked_as"] = checked_as[i]
+            if contradiction:
+                extra["contradicts"] = contradiction
             labelled.append(ClaimLabel(
                 claim=claim, label="inferable" if probability >= threshold else "ungrounded",
                 support=round(probability, 4),
