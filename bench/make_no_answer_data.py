@@ -6,10 +6,17 @@ Hand-written templates filled with hand-written topics (a support assistant's qu
 true statement, a negative statement and a part the documents do not cover). The latest kinds
 (`*_composed`) are composed: a core (the template) between an opener and a closer that refusals,
 answers and failed actions share ("Sorry, ", "Good question. ", " I hope that helps."), so that
-only what the core says tells a refusal from an answer. Each row says its
-`kind`, `template` and `topic`, so that training/claim_support/build_data.py (--no-answer) can
-split train, dev and test by both: no test row shares a template with a training row, and 30% of
-the topics are left out of training (the test rows on them are "unseen topics").
+only what the core says tells a refusal from an answer. The next pair (`*_fresh`, on fourteen
+topics of its own and a seed of its own) brings fresh wordings, written for this project: refusals
+worded as no earlier template is (hedged, restating the question, "**Not found.**", "We don't
+have ...") against answers in those words. Two more pairs, each again on fourteen topics and a
+seed of its own, bring registers: an enterprise assistant's (`*_workplace`: formal, ticket-like,
+"Searched Confluence for ...: 0 relevant pages", deferring to the owning team) and a consumer
+chatbot's (`*_chatty`: casual, a preamble and an offer of other help), each answering in the tone
+it declines in. Each row says its `kind`, `template` and `topic`, so that
+training/claim_support/build_data.py (--no-answer) can split train, dev and test by both: no test
+row shares a template with a training row, and 30% of the topics are left out of training (the
+test rows on them are "unseen topics").
 
 Labels: `no_answer` (the assistant declines: blames the sources, says the context is not enough,
 declines with or without "sorry", a short "nothing came up") and `answer` (real answers, many of
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 OUT = Path(__file__).parent / "data" / "no_answer.jsonl"
@@ -797,6 +805,376 @@ COMPOSED_ACTION_FAILURES = [
 ]
 
 
+# Fourteen more topics, none of the ones above, for a sixth pair of kinds drawn by its own stream
+# (and split by its own seed in build_data.py): fresh wordings, written for this project, of the
+# ways RAG assistants and chatbots decline (hedged, restating the question, markdown, "we",
+# offering other help) against answers in those words. Subject, question, yes, no, missing, as in
+# TOPICS.
+FRESH_TOPICS = [
+    ("filing a home insurance claim", "How long do I have to file a home insurance claim?",
+     "home insurance claims must be filed within 60 days of the damage",
+     "claims for wear and tear are not accepted", "claims for garden sheds"),
+    ("installing the software licence on a second computer",
+     "Can I install my licence on a second computer?",
+     "a single licence can be activated on two computers at once",
+     "the licence cannot be shared with another person", "virtual machines"),
+    ("summer stays in university housing", "Can I keep my student room over the summer?",
+     "students can extend their room contract for July and August at the same weekly rent",
+     "first-year halls do not offer summer stays", "storing belongings between contracts"),
+    ("the monthly transit pass for seniors", "Is there a cheaper monthly bus pass for seniors?",
+     "riders over 65 pay 25 euros for a monthly pass",
+     "the senior pass is not valid on the airport express bus", "night buses"),
+    ("emergency visits at the veterinary clinic", "Does the vet see emergencies at night?",
+     "the clinic takes emergencies until midnight for a surcharge of 80 euros",
+     "the clinic does not treat exotic pets after hours", "house calls"),
+    ("paying the water bill in instalments", "Can I pay my water bill in instalments?",
+     "water bills over 200 euros can be spread over 6 monthly payments",
+     "instalment plans are not available for accounts in arrears", "direct debit dates"),
+    ("the early-bird conference registration", "Is there an early-bird price for the conference?",
+     "early-bird registration costs 290 euros until 31 March",
+     "early-bird tickets are not refundable", "workshop tickets for students"),
+    ("dental cover in the employee benefits", "Does the company health plan include dental care?",
+     "the benefits plan pays 80 percent of routine dental care",
+     "orthodontic treatment is not covered for adults", "cover for dependants abroad"),
+    ("the science museum's annual pass", "Does the science museum sell an annual pass?",
+     "an annual pass costs 45 euros and covers unlimited visits",
+     "the annual pass does not include planetarium shows", "discounts for accompanying guests"),
+    ("version history in the cloud backup", "How far back can I restore from the cloud backup?",
+     "the cloud backup keeps daily versions of each file for 90 days",
+     "files deleted more than 90 days ago cannot be restored", "backups of external drives"),
+    ("the tax return deadline for freelancers", "When is the tax return due for freelancers?",
+     "freelancers must file their tax return by 30 June",
+     "late filing is not excused without a written request", "quarterly prepayments"),
+    ("the first service on a new car", "When does my new car need its first service?",
+     "the first service is due at 15,000 km or after one year, whichever comes first",
+     "the first service is not free on used cars", "tyre checks"),
+    ("borrowing e-books from the library", "How many e-books can I borrow at once?",
+     "members can borrow up to 10 e-books at a time for 21 days",
+     "e-books cannot be renewed while another member is waiting for them", "audiobooks"),
+    ("the roaming add-on for the United States", "Does my phone plan work in the United States?",
+     "the Travel add-on gives 5 GB of data in the US for 10 euros a week",
+     "calls to US numbers are not included in the add-on", "roaming on flights"),
+]
+
+# Refusals: {subject}, {source}.
+FRESH_REFUSALS = [
+    "You asked about {subject}. I wasn't able to find that in {source}, so I can't give you an answer.",
+    "I'm not confident enough to answer anything on {subject}; I found nothing solid to rely on in "
+    "{source}.",
+    "Details on {subject} might be published elsewhere, but they aren't in {source}, so I can't answer.",
+    "I don't have visibility into {subject}.",
+    "That's outside the scope of the documentation I can access.",
+    "I have no way to verify {subject}, so I'd rather not give you an answer that might be wrong.",
+    "There is only a passing mention of this area in {source}, not enough detail to answer about "
+    "{subject}.",
+    "**Not found.** I have no material on {subject} to draw from.",
+    "My search for {subject} returned zero matching passages in {source}.",
+    "We don't have anything published on {subject} at the moment.",
+    "Could you rephrase your question? Nothing I searched matched {subject}.",
+    "I'd be glad to help with something else, but I have nothing to share on {subject}.",
+    "No information available on {subject}.",
+    "Thanks for your patience. I went through {source} carefully and {subject} simply isn't "
+    "addressed; if you can share a document that covers it, I'll gladly take another look.",
+    "I want to give you an accurate answer, and right now I can't. I found no guidance on {subject} "
+    "in {source}.",
+    "Your question was about {subject}, and that topic doesn't come up in anything I can search.",
+    "I'm hesitant to say anything on {subject} without a source to back it up, and I don't have one.",
+    "Questions on {subject} are beyond the knowledge I was set up with.",
+    "Our team hasn't documented {subject} yet.",
+    "The search index I use has no entry for {subject}.",
+    "That question doesn't match any of the articles I can pull up.",
+    "No entries for {subject}.",
+    "Let me be upfront: {subject} is a blind spot for me.",
+    "Happy to look into something else for you, but {subject} is a question I can't answer from here.",
+    "To answer that I'd need a document on {subject}, and none was provided to me.",
+    "That's a fair question, though not one I can answer with what {source} gave me.",
+    "**No answer.** None of the topics I have documentation for include {subject}.",
+    "I've looked high and low in {source} and found no trace of {subject}.",
+]
+
+# Answers in those words: {yes}, {no}, {missing}, {source}.
+FRESH_ANSWERS = [
+    "You asked about this, so here's what applies: {yes}.",
+    "**Found it.** {Yes}.",
+    "{Yes}. On {missing}, though, I came up empty.",
+    "I'm fairly sure {yes}, per {source}.",
+    "We don't offer that, I'm afraid. {No}.",
+    "I couldn't verify this independently, but going by {source}, {yes}.",
+    "**Not available.** {No}.",
+    "**Short version:** {yes}. I couldn't look up the separate matter of {missing}.",
+    "I'm not confident about {missing}, but {yes}.",
+    "Our records are clear on this one: {no}.",
+    "I can't find anything that would let me say yes: {no}.",
+    "There's only one line on it in {source}, and it says {yes}.",
+    "I can't promise anything beyond the policy, which says {yes}.",
+    "There isn't much detail, but the key point is that {yes}.",
+    "That's outside what's allowed: {no}.",
+    "My search for this returned one matching passage: {no}.",
+    "I'm hesitant to add more, but {source} did say {yes}.",
+    "It may be worth double-checking with staff, but {yes}.",
+    "Happy to help with that. {Yes}.",
+    "Thanks for your patience. {Yes}. Also worth knowing: {no}.",
+    "Let me be upfront about it: {no}.",
+    "Only part of your question has an answer: {yes}. The rest, about {missing}, I couldn't find.",
+    "I'd hate to mislead you, so here is the exact wording from {source}: {no}.",
+    "Not the answer you hoped for, I suspect: {no}.",
+    "To be sure, I read it twice: {yes}.",
+    "No need to rephrase, I found it: {yes}.",
+    "Yes and no. {Yes}, while {no}.",
+    "No word on {missing} anywhere, but {yes}.",
+]
+
+
+# Fourteen more topics, none of the ones above, for a pair of kinds in an enterprise assistant's
+# register (its own stream, and its own split seed in build_data.py): an internal helpdesk, HR,
+# finance, security and engineering assistant declining as such assistants do (formal, ticket-like,
+# "0 relevant pages", compliance caution, "owned by another team") against answers in that tone.
+# Subject, question, yes, no, missing, as in TOPICS.
+WORKPLACE_TOPICS = [
+    ("the VPN client for contractors", "Can contractors install the company VPN client?",
+     "contractors get VPN access once their manager approves the request in the IT portal",
+     "contractors cannot use the VPN on personal devices", "split tunnelling"),
+    ("the hotel cap on business trips", "How much can I spend on a hotel night on a work trip?",
+     "hotel stays are reimbursed up to 180 euros a night in capital cities",
+     "minibar charges are not reimbursed", "stays paid with personal loyalty points"),
+    ("parental leave for adoptive parents", "Do adoptive parents get parental leave?",
+     "adoptive parents get 16 weeks of paid leave from the placement date",
+     "the leave cannot be split into more than three blocks", "foster placements"),
+    ("reporting a phishing email", "What should I do with a suspicious email?",
+     "suspicious emails are reported with the Report Phishing button in the mail client",
+     "phishing emails must not be forwarded to colleagues", "phishing by text message"),
+    ("laptops for new hires", "When does a new hire get their laptop?",
+     "new hires collect a preconfigured laptop at the IT desk on their first morning",
+     "laptops are not shipped to home addresses before the start date", "second monitors"),
+    ("purchase approvals above 10,000 euros", "Who has to approve a purchase over 10,000 euros?",
+     "purchases above 10,000 euros need sign-off from the department head and procurement",
+     "a purchase cannot be split into smaller orders to avoid approval", "framework contracts"),
+    ("gifts from suppliers", "Can I accept a gift from a supplier?",
+     "gifts worth up to 50 euros may be accepted and must be logged in the gifts register",
+     "cash gifts are never allowed", "hospitality at trade fairs"),
+    ("desk booking on the third floor", "How do I book a desk on the third floor?",
+     "third-floor desks are booked in the Workspace app up to two weeks ahead",
+     "a desk cannot be held for more than three days in a row", "standing desks"),
+    ("rolling back a failed deployment", "How do I roll back a failed deployment?",
+     "a failed release is rolled back by running the rollback pipeline with the previous tag",
+     "database migrations are not reverted automatically", "rollbacks during a change freeze"),
+    ("commission on contract renewals", "Do sales reps earn commission on renewals?",
+     "reps earn 4 percent commission on renewed annual contracts",
+     "no commission is paid on renewals below 5,000 euros", "multi-year prepayments"),
+    ("the home office equipment budget", "Is there a budget for home office equipment?",
+     "employees can claim up to 400 euros every two years for home office equipment",
+     "the budget does not cover internet bills", "chairs ordered from abroad"),
+    ("read access to the production database",
+     "How do I get read access to the production database?",
+     "read access is granted through an access request approved by the data owner",
+     "write access is not given to personal accounts", "access for interns"),
+    ("the mileage rate for private cars", "What is the mileage rate if I use my own car for work?",
+     "private cars are reimbursed at 30 cents per kilometre",
+     "the commute between home and the office is not reimbursed", "charging an electric car"),
+    ("keeping signed customer contracts", "How long must we keep signed customer contracts?",
+     "signed contracts are kept for 10 years after they end",
+     "contracts may not be stored on personal drives", "contracts signed electronically"),
+]
+
+# Refusals: {subject}, {source}.
+WORKPLACE_REFUSALS = [
+    "The policy repository does not contain guidance on {subject}.",
+    "No matching article found for {subject}. Consider raising a ticket with the service desk.",
+    "Searched Confluence for {subject}: 0 relevant pages.",
+    "I can't provide guidance on {subject} without a documented source, and I found none in "
+    "{source}.",
+    "Questions on {subject} are owned by another department, and nothing on the topic is "
+    "documented here.",
+    "I may only answer from approved documentation, and no approved document covers {subject}.",
+    "Knowledge article lookup: {subject}. Status: no published article. Next step: contact the "
+    "process owner.",
+    "{Subject}: policy status unknown, no record located in {source}.",
+    "I'm unable to advise on {subject}; please refer the question to the relevant policy owner.",
+    "Result of intranet search for {subject}: no policy, procedure or FAQ entry.",
+    "Escalation recommended: current internal documentation does not address {subject}.",
+    "I have to defer on {subject}. The matter sits with another team, and their guidance isn't "
+    "published where I can read it.",
+    "For compliance reasons I won't speculate on {subject}; the approved sources I can cite are "
+    "silent on the point.",
+    "Suggested ticket: category Other, summary {subject}. I couldn't resolve this from {source}.",
+    "Nothing in {source} constitutes official guidance on {subject}. Please check with your line "
+    "manager before acting.",
+    "{Source}: 0 results for {subject}.",
+    "Internal guidance on {subject}, if it exists, has not been shared with this assistant.",
+    "I'm only authorised to share what appears in {source}, and I see no entry for {subject} there.",
+    "The closest matches for {subject} were unrelated pages; none of them answer your question.",
+    "This request falls within the data owner's remit. I have no documentation on {subject} to "
+    "share.",
+    "Helpdesk note: {subject}. No known article, no known workaround. Routing to second-line "
+    "support is suggested.",
+    "Policy reference for {subject}: none on file. I am therefore unable to confirm anything.",
+    "I've logged your question on {subject} for review, since no source I can access answers it.",
+    "Please note: the documented scope of this assistant does not include {subject}.",
+    "I found the team space where {subject} would be documented, but the page is empty.",
+    "After reviewing {source}, I can confirm only that the matter of {subject} is undocumented.",
+    "{Source} returned no entry under {subject}; the owning team would need to publish one first.",
+    "Per the assistant's usage guidelines, I can't issue an answer on {subject} that no internal "
+    "document supports.",
+]
+
+# Answers in that tone: {yes}, {no}, {missing}, {source}.
+WORKPLACE_ANSWERS = [
+    "Per the policy repository, {yes}.",
+    "Matching article found: {yes}.",
+    "The policy repository is clear: {no}.",
+    "Searched Confluence: 1 relevant page. It states that {yes}.",
+    "Knowledge article lookup complete. Status: published. Summary: {yes}.",
+    "Per the approved documentation, {yes}. No ticket is needed for this.",
+    "Compliance note: {no}. Please keep this in mind before proceeding.",
+    "The owning team has documented this: {yes}. They have not published anything on {missing}.",
+    "Guidance on record: {yes}. Exceptions for {missing} are not documented; raise a ticket for "
+    "that part.",
+    "I can provide guidance here, as it is documented in {source}: {no}.",
+    "Helpdesk note: known article exists. {Yes}.",
+    "As set out in the internal policy, {no}.",
+    "Policy reference on file. {Yes}, and {no}.",
+    "Result of intranet search: one policy entry, which says that {yes}.",
+    "I'm authorised to share this, since it appears in {source}: {yes}.",
+    "For compliance reasons, I'll quote the rule rather than paraphrase it: {no}.",
+    "No escalation needed, since this is covered in {source}. {Yes}.",
+    "The owning team's published guidance says that {yes}.",
+    "Procedure confirmed: {yes}.",
+    "Per section 4.2 of the handbook, {no}.",
+    "Ticket not required. {No}.",
+    "Please note: {no}. This is a firm rule with no documented exceptions.",
+    "The documented position is that {yes}; for {missing}, contact the owning team.",
+    "Confirmed against the current version of the policy: {yes}.",
+    "Internal guidance does exist on this point: {no}.",
+    "From the standard operating procedure: {yes}.",
+    "I checked the approved sources for you. Outcome: {no}.",
+    "Relevant clause, quoted verbatim: \"{Yes}.\"",
+]
+
+
+# Fourteen more topics, none of the ones above, for a pair of kinds in a consumer chatbot's
+# register (its own stream, and its own split seed in build_data.py): casual, friendly refusals,
+# often several sentences with a preamble and an offer of other help ("Great question! I dug
+# around but ..."), against answers as chatty that state the fact. Subject, question, yes, no,
+# missing, as in TOPICS.
+CHATTY_TOPICS = [
+    ("the pizza delivery radius", "Will you deliver pizza to my street in Oakfield?",
+     "the pizzeria delivers within 5 km of the shop", "there are no deliveries after 11 pm",
+     "delivery to campus dorms"),
+    ("changing the name on a concert ticket", "Can I put my concert ticket in a friend's name?",
+     "the name on a ticket can be changed for free up to 48 hours before the show",
+     "a ticket cannot be transferred once it has been scanned", "VIP packages"),
+    ("the screen limit on the Standard streaming plan",
+     "How many screens can watch at once on the Standard plan?",
+     "the Standard plan streams on two screens at the same time",
+     "downloads are not available on the Basic plan", "streaming on a games console"),
+    ("returning worn sneakers", "Can I return sneakers I've already worn outside?",
+     "sneakers worn outside can be returned within 14 days if they are undamaged",
+     "customised sneakers cannot be returned", "exchanges for another colour"),
+    ("skipping a week of the meal kit", "Can I skip a week of my meal kit?",
+     "any week can be skipped until midnight on the Wednesday before delivery",
+     "a skipped week is not refunded once the box is packed", "pausing for a whole month"),
+    ("booking a dog groomer online", "Can I book a dog grooming appointment online?",
+     "grooming appointments can be booked online up to four weeks ahead",
+     "the groomer does not take dogs over 40 kg", "cat grooming"),
+    ("the oat milk surcharge at the coffee shop", "Do you charge extra for oat milk?",
+     "oat milk costs an extra 40 cents", "almond milk is not on the menu",
+     "soy milk in iced drinks"),
+    ("gift wrapping for online orders", "Can you gift wrap my order?",
+     "gift wrapping is available at checkout for 3 euros",
+     "gift wrap is not offered on oversized items", "handwritten gift notes"),
+    ("swimming lessons for kids", "What age can my child start swimming lessons?",
+     "swimming lessons start from age 4", "parents cannot stay on the pool deck during lessons",
+     "private lessons"),
+    ("helmets with a bike rental", "Does the bike rental include a helmet?",
+     "every bike rental comes with a free helmet", "child seats are not available on e-bikes",
+     "rentals longer than a week"),
+    ("student prices at the cinema", "Are there student prices at the cinema?",
+     "students pay 7 euros on weekdays with a valid card",
+     "student prices do not apply to 3D screenings", "the recliner seats"),
+    ("moving a game save from console to PC", "Can I carry my game save from console to PC?",
+     "progress syncs between console and PC once you link your account",
+     "saves from the old beta cannot be transferred", "the mobile version"),
+    ("rescheduling a haircut", "Can I move my haircut to another day?",
+     "haircuts can be rescheduled in the app up to 2 hours before",
+     "no-shows are not refunded", "booking a particular stylist"),
+    ("the plant shop's repotting service", "Will you repot my plant if I buy a new pot?",
+     "repotting is free with any pot bought in the shop",
+     "plants taller than 1.5 metres are not repotted in the shop", "soil for succulents"),
+]
+
+# Refusals: {subject}, {source}.
+CHATTY_REFUSALS = [
+    "Great question! I dug around but couldn't turn up anything on {subject}. Want me to help "
+    "with something else?",
+    "Hmm, that one's got me stumped. Nothing on {subject} in what I can see.",
+    "Honestly? No idea. The info just isn't there.",
+    "Oof, I wish I could help! I had a good look for {subject} and came back empty-handed.",
+    "Ooh, tricky one. I've got nothing on {subject}, sorry! Anything else on your mind?",
+    "Ah, I was hoping to find something for you, but I don't know anything about {subject}.",
+    "You've got me there! I can't find a thing about {subject}.",
+    "Okay, full honesty: I looked, and there's zip on {subject}. Sorry about that!",
+    "Aw, shoot. I don't have the scoop on {subject}.",
+    "So I went digging for {subject}... and nope, came up with nothing. Maybe try the store "
+    "directly?",
+    "That's a good one, and I'd love to answer it, but I've got no info on {subject}.",
+    "I hate to leave you hanging, but I really can't tell you anything about {subject}.",
+    "Gosh, I'm drawing a total blank on {subject}. Sorry! Is there something else I can do for "
+    "you?",
+    "Not gonna lie, I'm clueless about {subject}.",
+    "Let me save you some time: I don't know, and nothing I can look at covers {subject}.",
+    "Sorry friend, no luck with {subject} on my end!",
+    "Hmm, I poked around {source} and nada. Nothing about {subject}.",
+    "Yikes, sorry! I don't have anything on that. Want to ask me about something else?",
+    "{Subject}? Wish I knew! There's nothing about that in {source}.",
+    "I'm kind of stuck here, to be honest. I couldn't find the answer about {subject} anywhere, "
+    "and I'd rather not make something up.",
+    "Good thinking to ask! Sadly I can't help with this one, there's nothing on {subject} I can "
+    "point you to.",
+    "Eek, {source} and I are both clueless on {subject}.",
+    "Well, that's a new one for me! I've got zero details on {subject}. Anything else I can dig "
+    "into?",
+    "Bad news, I'm afraid: I couldn't find a thing. Feel free to ask me something else though!",
+    "Not sure, sorry! I checked everywhere I could and {subject} didn't come up.",
+    "Wish I could give you a straight answer, but I'm totally in the dark about {subject}.",
+    "Ha, you've found a gap in my knowledge! Nothing on {subject}, unfortunately.",
+    "Thanks for bearing with me! Sadly, {source} turned up nothing useful about {subject}. I'd "
+    "give the team a shout for that one.",
+]
+
+# Answers as chatty: {yes}, {no}, {missing}, {source}.
+CHATTY_ANSWERS = [
+    "Great question! Yep, {yes}. Anything else?",
+    "Ah, bummer: {no}.",
+    "Oh, this'll make your day: {yes}!",
+    "Ooh, I know this one! {Yes}.",
+    "So here's the deal: {yes}. Want me to help with anything else?",
+    "Honestly? {No}. Sorry about that!",
+    "Hmm, took a bit of digging, but {yes}.",
+    "Oof, sorry to be the bearer of bad news, but {no}.",
+    "You're in luck! {Yes}. Heads up though, {no}.",
+    "Okay, full honesty: {no}. But hey, {yes}.",
+    "Aw, shoot. {No}. Wish I had a better answer for you!",
+    "Yep! {Yes}. I couldn't find anything on {missing}, but let me know if you want me to keep "
+    "looking.",
+    "Nope, no dice. {No}.",
+    "Good thinking to ask! {Yes}.",
+    "Let me save you some time: {no}.",
+    "I poked around {source} and found it: {yes}.",
+    "Yikes, not what you want to hear, but {no}.",
+    "Sure thing! {Yes}. Is there something else on your mind?",
+    "Not gonna lie, {no}. Bit of a pain, I know!",
+    "Ha, easy one! {Yes}.",
+    "Quick answer: {yes}. Not sure about {missing} though, sorry!",
+    "Wish I had better news: {no}.",
+    "So I went digging, and {yes}. Pretty handy, right?",
+    "Thanks for bearing with me! Found it in {source}: {yes}.",
+    "Sorry friend, {no}. Anything else I can dig into?",
+    "Eek, I'm clueless about {missing}, but I do know that {yes}.",
+    "Well, hey, that's an easy one: {no}.",
+    "Hmm, let me think... yes! {Yes}. Happy to help with anything else.",
+]
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -861,20 +1239,10 @@ def rows() -> list[dict[str, str]]:
                         "kind": "action_failed_short", "template": f"action_failed_short-{t}",
                         "topic": do})
     # Two more pairs of kinds on topics of their own, each pair drawn by its own stream
-    for seed, topics, kinds in (
-            (22, MORE_TOPICS, (("no_answer", "declines_more", MORE_REFUSALS),
-                               ("answer", "negative_more", MORE_ANSWERS))),
-            (24, VARIED_TOPICS, (("no_answer", "declines_varied", VARIED_REFUSALS),
-                                 ("answer", "answers_varied", VARIED_ANSWERS)))):
-        rng = random.Random(seed)
-        for label, kind, templates in kinds:
-            for t, template in enumerate(templates):
-                for n in rng.sample(range(len(topics)), 6):
-                    topic = topics[n]
-                    out.append({"question": topic[1],
-                                "answer": fill(template, topic, rng.choice(SOURCES)),
-                                "label": label, "kind": kind, "template": f"{kind}-{t}",
-                                "topic": topic[0]})
+    out += paired_kinds(22, MORE_TOPICS, (("no_answer", "declines_more", MORE_REFUSALS),
+                                          ("answer", "negative_more", MORE_ANSWERS)))
+    out += paired_kinds(24, VARIED_TOPICS, (("no_answer", "declines_varied", VARIED_REFUSALS),
+                                            ("answer", "answers_varied", VARIED_ANSWERS)))
     rng = random.Random(26)
     for label, kind, cores in (("no_answer", "declines_composed", COMPOSED_REFUSALS),
                                ("answer", "answers_composed", COMPOSED_ANSWERS)):
@@ -896,6 +1264,28 @@ def rows() -> list[dict[str, str]]:
                                 source=rng.choice(SOURCES))),
                             "label": "answer", "kind": "actions_composed",
                             "template": f"actions_composed-{t}", "topic": do})
+    # Fresh wordings, then two registers (an enterprise assistant's, a consumer chatbot's)
+    out += paired_kinds(30, FRESH_TOPICS, (("no_answer", "declines_fresh", FRESH_REFUSALS),
+                                           ("answer", "answers_fresh", FRESH_ANSWERS)))
+    out += paired_kinds(32, WORKPLACE_TOPICS, (("no_answer", "declines_workplace", WORKPLACE_REFUSALS),
+                                               ("answer", "answers_workplace", WORKPLACE_ANSWERS)))
+    out += paired_kinds(34, CHATTY_TOPICS, (("no_answer", "declines_chatty", CHATTY_REFUSALS),
+                                            ("answer", "answers_chatty", CHATTY_ANSWERS)))
+    return out
+
+
+def paired_kinds(seed: int, topics: Sequence[tuple[str, ...]],
+                 kinds: tuple[tuple[str, str, list[str]], ...]) -> list[dict[str, str]]:
+    """A pair of kinds (label, kind, templates) on topics of their own, drawn by its own stream:
+    each template filled on 6 of the topics."""
+    rng = random.Random(seed)
+    out = []
+    for label, kind, templates in kinds:
+        for t, template in enumerate(templates):
+            for n in rng.sample(range(len(topics)), 6):
+                topic = topics[n]
+                out.append({"question": topic[1], "answer": fill(template, topic, rng.choice(SOURCES)),
+                            "label": label, "kind": kind, "template": f"{kind}-{t}", "topic": topic[0]})
     return out
 
 

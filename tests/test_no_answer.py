@@ -102,9 +102,9 @@ def test_refusals_are_no_answers(judge: LocalJudge, answer: str) -> None:
 
 
 @pytest.mark.unit
-@pytest.mark.xfail(strict=True, reason="known miss: a refusal shaped like a partial answer "
-                   "(\"..., but {missing} isn't covered there.\"), 0.12 against a threshold of 0.36")
 def test_a_refusal_in_a_partial_answers_words(judge: LocalJudge) -> None:
+    # A known miss (0.12) until the 2026-12-01 kinds and VitaminC claims joined the
+    # detector's data (training/claim_support/README.md).
     answer = "I went over the onboarding guide, but visitor parking isn't covered there."
     assert completeness(judge, answer) == "no_answer"
 

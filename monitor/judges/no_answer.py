@@ -10,7 +10,8 @@ bench/data/no_answer.jsonl (refusals in many phrasings against real answers, man
 negative or apologetic; partial answers that decline one part, reports that a requested action
 failed, "Sorry, I could not cancel that order.", small talk, names, places or figures alone, and
 how-to answers in steps are answers), split by template and topic; the mix, the threshold and
-the test figures are in models/no_answer.json (training/claim_support/no_answer.py).
+the test figures are in models/no_answer.json (training/claim_support/no_answer.py, which also
+reads VitaminC claims as answers: plain statements of fact).
 """
 
 from __future__ import annotations

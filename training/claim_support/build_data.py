@@ -430,7 +430,10 @@ NO_ANSWER_ADDED_KINDS = {("how_to",): 19, ("action_failed_short",): 21,
                          ("declines_more", "negative_more"): 23,
                          ("declines_varied", "answers_varied"): 25,
                          ("declines_composed", "answers_composed"): 27,
-                         ("actions_composed",): 29}
+                         ("actions_composed",): 29,
+                         ("declines_fresh", "answers_fresh"): 31,
+                         ("declines_workplace", "answers_workplace"): 33,
+                         ("declines_chatty", "answers_chatty"): 35}
 
 
 def no_answer_split(rows: list[dict[str, str]]) -> list[str | None]:

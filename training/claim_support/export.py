@@ -164,7 +164,10 @@ def no_answer_figures(rows: list[dict[str, Any]], probabilities: np.ndarray,
                "answers": int((labels == 0).sum()), "refusals": int((labels == 1).sum()),
                "taken_for_refusals": {str(k): f"{int(predicted[(kinds == k)].sum())} of "
                                          f"{int((kinds == k).sum())}"
-                                      for k in sorted(set(kinds[labels == 0]))}}
+                                      for k in sorted(set(kinds[labels == 0]))},
+               "refusals_missed": {str(k): f"{int((1 - predicted[(kinds == k)]).sum())} of "
+                                           f"{int((kinds == k).sum())}"
+                                   for k in sorted(set(kinds[labels == 1]))}}
     print(f"no-answer on test, as the judge decides: {figures}")
     return figures
 

@@ -1,7 +1,10 @@
 """Fit the local judge's no-answer detector: the claim-support model's no-answer reading joined
 with a logistic regression on the answer's sentence embedding.
 
-    python training/claim_support/no_answer.py [--write]   # writes monitor/judges/models/no_answer.json
+    python training/claim_support/no_answer.py --data DIR [--write]
+
+DIR is build_data.py's output (for its VitaminC claims, below); --write writes
+monitor/judges/models/no_answer.json.
 
 The two read an answer differently: the cross-encoder its words in order, the embedding (which
 the judge computes anyway, for answer relevance) what it is about. On dev, each misses refusals the
@@ -9,9 +12,12 @@ other catches, so the detector is the two logits mixed, at no CPU beyond the jud
 
 Data: bench/data/no_answer.jsonl in the claim-support model's splits (build_data.no_answer_pairs:
 by template and topic), each answer read as the judge reads it (its framing stripped, embedded
-alone). Stages, all fitted without test:
-1. the logistic regression on the training answers' embeddings (class-balanced, its L2 penalty
-   chosen by five-fold cross-validation grouped by template);
+alone). Beside them, VitaminC claims of DIR's train and dev splits stand as answers: plain
+statements of fact, which a support assistant's templates do not teach the regression are answers
+(without them it took 4.7 % of TruthfulQA's answer choices for refusals, bench/calibrate_local.py).
+Stages, all fitted without test:
+1. the logistic regression on the training answers' embeddings and the training claims'
+   (class-balanced, its L2 penalty chosen by five-fold cross-validation grouped by template);
 2. on dev, the mix of the two logits and the threshold, by balanced accuracy as the judge decides
    (a few words with no negation or apology are an answer without either model), and the
    cascade's band;
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -45,6 +52,17 @@ from monitor.judges.no_answer import DETECTOR, NoAnswerDetector  # noqa: E402
 DATA = ROOT / "bench" / "data" / "no_answer.jsonl"
 SEED = 30
 MIXES = [round(0.1 * i, 1) for i in range(11)]  # 0: the claim-support model alone
+STATEMENTS = {"train": 400, "dev": 150}  # VitaminC claims drawn as answers, by split
+
+
+def statements(data: Path, split: str) -> list[dict[str, Any]]:
+    """VitaminC claims of `split` as answers (label 0), their tokenised punctuation rejoined
+    ("85 % on Rotten Tomatoes ." -> "85% on Rotten Tomatoes.")."""
+    claims = sorted({row["text_a"] for row in map(json.loads, (data / f"{split}.jsonl").open())
+                     if row["source"] == "vitaminc"})
+    chosen = random.Random(SEED).sample(claims, STATEMENTS[split])
+    return [{"text_b": re.sub(r" ([.,;:%!?')])", r"\1", c), "label": 0, "group": f"vitaminc:{c}"}
+            for c in chosen]
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float) -> tuple[np.ndarray, float]:
@@ -82,6 +100,8 @@ def choose_l2(x: np.ndarray, y: np.ndarray, groups: list[str]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, required=True,
+                        help="build_data.py's output folder (its VitaminC claims are answers)")
     parser.add_argument("--write", action="store_true", help=f"write {DETECTOR}")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -89,6 +109,8 @@ def main() -> None:
     rows: dict[str, list[dict[str, Any]]] = {"train": [], "dev": [], "test": []}
     for r in no_answer_pairs(DATA):
         rows[r["split"]].append(r)
+    for split in STATEMENTS:
+        rows[split] += statements(args.data, split)
     # As the judge reads an answer (text_b is the answer less its framing): the model's
     # probability (0 where it is not asked) and the embedding, one answer a run.
     declines, vectors, labels = {}, {}, {}
@@ -129,10 +151,12 @@ def main() -> None:
         "kind": "the claim-support model's no-answer logit and a logistic regression on the "
                 "answer's MiniLM-L6 embedding, mixed",
         "fitted_by": "training/claim_support/no_answer.py",
-        "data": "bench/data/no_answer.jsonl, in the claim-support model's splits",
+        "data": "bench/data/no_answer.jsonl, in the claim-support model's splits, and "
+                f"VitaminC claims as answers ({STATEMENTS['train']} train, {STATEMENTS['dev']} dev)",
         "models": {**model.checksums, "embedder": embedder.sha256},
         "l2": l2, "mix": mix, "threshold": round(threshold, 4), "band": band,
-        "dev": {"balanced_accuracy": round(found[mix][0], 4), "answers": len(rows["dev"])},
+        "dev": {"balanced_accuracy": round(found[mix][0], 4), "answers": len(rows["dev"]),
+                "of_them_claims": STATEMENTS["dev"]},
         "test": test, "test_claim_support_alone": alone,
         "bias": bias, "weights": [round(float(w), 6) for w in weights],
     }, indent=1) + "\n")
