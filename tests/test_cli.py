@@ -115,6 +115,10 @@ def read_terminal(fd: int, until: float, done: object = None) -> str:
 
 def test_run_demo_on_a_terminal_shows_a_live_status(tmp_path: Path) -> None:
     config, admin_port = demo_config(tmp_path)
+    # The judge at the sidecar's own priority: at the default (idle) it gets no CPU while other
+    # processes keep the cores busy, and this test watches the panel (the priority's own test is
+    # in test_judge_worker.py).
+    config.write_text(config.read_text() + "judging: {priority: normal}\n")
     master, child = pty.openpty()
     fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 200, 0, 0))
     process = subprocess.Popen(
