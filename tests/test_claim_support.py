@@ -121,7 +121,7 @@ def test_a_bound_the_document_contradicts_is_ungrounded_and_says_why(judge: Loca
         answer="Foot Locker operates in less than 15 countries worldwide.", documents=[document]))
     (claim,) = result.get("groundedness").claims
     assert claim.label == "ungrounded", claim
-    cap = judge.claim_support.contradicted_bound
+    cap = judge.claim_support.bound_cap
     assert cap is not None and claim.support is not None and claim.support <= cap, claim
     assert claim.contradicts == "“less than 15 countries” against “28 countries”"
     result = judge.judge_sync(AssistantTurn(

@@ -134,8 +134,8 @@ class ClaimSupportModel:
                                     if "no_answer" in self.card else None)
         # P(supported) of a claim whose bound the passage contradicts (bounds.py): the share of
         # such dev pairs that are supported; None where the card was fitted without the check
-        self.contradicted_bound = (float(self.card["bounds"]["probability"])
-                                   if "bounds" in self.card else None)
+        self.bound_cap = (float(self.card["bounds"]["probability"])
+                          if "bounds" in self.card else None)
         self._cache: OrderedDict[bytes, float] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()  # the session and the cache are shared by judge threads

@@ -263,7 +263,7 @@ class LocalJudge:
         pairs = [(checked_as[i], texts[w]) for i in checkable for w in read[i]]
         probabilities, contradicts = bounded(
             pairs, self.claim_support.probabilities(pairs) if pairs else np.zeros(0),
-            self.claim_support.contradicted_bound)
+            self.claim_support.bound_cap)
         support = iter(zip(probabilities, contradicts, strict=True))
         threshold = self.claim_support.threshold
         labelled = []

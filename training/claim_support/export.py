@@ -136,8 +136,8 @@ def rewrite_band(data: Path) -> None:
     model = ClaimSupportModel(threads=2)
     dev = read_pairs(data / "dev.jsonl")
     probabilities = 1 / (1 + np.exp(-score(model, dev) / model.temperature))
-    if model.contradicted_bound is not None:
-        probabilities = with_bounds(dev, probabilities, model.contradicted_bound)
+    if model.bound_cap is not None:
+        probabilities = with_bounds(dev, probabilities, model.bound_cap)
     card = json.loads((MODELS / "claim_support.json").read_text())
     card["band"], task_bands = cascade_bands(dev, probabilities)
     for task, band in task_bands.items():
