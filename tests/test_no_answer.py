@@ -157,10 +157,19 @@ def test_empty_answers_are_no_answers_without_the_model(judge: LocalJudge, answe
     ("Google.", False), ("1600.", False), ("It is Jon Voight.", False), ("Sao Paulo, Brazil.", False),
     ("I don't know.", True), ("No idea.", True), ("Sorry, nothing on that.", True),
     ("Não encontrei nada.", True), ("Keine Angaben dazu.", True),
+    ("N/A", True), ("Dunno.", True), ("Unavailable.", True), ("A/B tests.", False),
     ("The refund window is thirty days from the date of delivery for every order.", True),
 ])
 def test_a_few_words_without_a_negation_assert_something(answer: str, asked: bool) -> None:
     assert may_decline(answer) is asked
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("answer", ["N/A", "n/a."])
+def test_not_applicable_is_a_no_answer(judge: LocalJudge, answer: str) -> None:
+    # A training answer of bench/data/no_answer.jsonl that `may_decline` kept from the model
+    # (which reads it 0.98), so it was an answer until "n/a" joined the gate's words.
+    assert completeness(judge, answer) == "no_answer"
 
 
 @pytest.mark.unit

@@ -30,12 +30,13 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*•+>]|\d{1,3}[.)]|[a-zA-Z][.)])(?=\s|$)",
 _WORD_CHARACTER = re.compile(r"\w")
 
 
-# Words a refusal of a few words cannot do without: negations and apologies, in English and the
-# other languages the data has (Portuguese, Spanish, French, German, Italian, Dutch).
+# Words a refusal of a few words cannot do without: negations and apologies ("N/A", "Dunno.",
+# "Unavailable." among them), in English and the other languages the data has (Portuguese,
+# Spanish, French, German, Italian, Dutch).
 _DECLINING = re.compile(
     r"\b(?:no|not|never|none|nothing|nobody|neither|nor|cannot|unable|unknown|unclear|unsure|"
-    r"sorry|idea|comment|n[aã]o|nada|ning[uú]n\w*|pas|rien|aucun\w*|nicht|kein\w*|nessun\w*|"
-    r"niet|geen)\b|n't\b", re.IGNORECASE)
+    r"n/a|dunno|unavailable|sorry|idea|comment|n[aã]o|nada|ning[uú]n\w*|pas|rien|aucun\w*|nicht|"
+    r"kein\w*|nessun\w*|niet|geen)\b|n't\b", re.IGNORECASE)
 SHORT_WORDS = 8
 
 
