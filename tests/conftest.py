@@ -169,8 +169,10 @@ def test_settings(**overrides: Any) -> Settings:
         "admin": {"endpoint": "127.0.0.1:0"},
         "assembly": {"root_grace_s": 0.3, "decision_wait_s": 5.0},
         "store": {"path": str(Path(tempfile.mkdtemp(dir=_stores_folder)) / "store.db")},
-        # No canary traffic to a test's scripted judge unless the test asks for it.
-        "judging": {"canary": {"enabled": False}},
+        # No canary traffic to a test's scripted judge unless the test asks for it. The judge at
+        # normal priority: at the default (idle, SCHED_IDLE) it gets no CPU while other processes
+        # keep the cores busy, and a test waiting on its verdicts would stall.
+        "judging": {"canary": {"enabled": False}, "priority": "normal"},
     }
     for key, value in overrides.items():
         section = data.setdefault(key, {})

@@ -109,7 +109,8 @@ async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it(
     from monitor.app import Sidecar
     from tests.conftest import test_settings
 
-    sidecar = Sidecar(test_settings(), registry=CollectorRegistry())
+    # The sidecar's default priority (test_settings' own is normal)
+    sidecar = Sidecar(test_settings(judging={"priority": "idle"}), registry=CollectorRegistry())
     judge = sidecar.judging.judges[0]
     assert isinstance(judge, ProcessJudge)
     await sidecar.start()
