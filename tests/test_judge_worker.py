@@ -107,10 +107,12 @@ async def test_a_worker_killed_mid_turn_is_restarted_and_the_turn_judged_exactly
 @pytest.mark.integration
 async def test_the_sidecar_judges_in_its_worker_process_by_default_and_stops_it() -> None:
     from monitor.app import Sidecar
+    from monitor.config import JudgingSettings
     from tests.conftest import test_settings
 
-    # The sidecar's default priority (test_settings' own is normal)
-    sidecar = Sidecar(test_settings(judging={"priority": "idle"}), registry=CollectorRegistry())
+    # At the sidecar's default priority, not test_settings' (normal)
+    default = JudgingSettings().priority
+    sidecar = Sidecar(test_settings(judging={"priority": default}), registry=CollectorRegistry())
     judge = sidecar.judging.judges[0]
     assert isinstance(judge, ProcessJudge)
     await sidecar.start()

@@ -165,10 +165,10 @@ def test_a_few_words_without_a_negation_assert_something(answer: str, asked: boo
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("answer", ["N/A", "n/a."])
-def test_not_applicable_is_a_no_answer(judge: LocalJudge, answer: str) -> None:
-    # A training answer of bench/data/no_answer.jsonl that `may_decline` kept from the model
-    # (which reads it 0.98), so it was an answer until "n/a" joined the gate's words.
+@pytest.mark.parametrize("answer", ["N/A", "n/a.", "Dunno.", "Unavailable."])
+def test_short_refusals_without_a_negation_are_no_answers(judge: LocalJudge, answer: str) -> None:
+    # "N/A" is a training answer of bench/data/no_answer.jsonl that `may_decline` kept from the
+    # model (which reads it 0.98): these were answers until their words joined the gate's.
     assert completeness(judge, answer) == "no_answer"
 
 
