@@ -11,6 +11,9 @@ Data (offline, from the `bigbench` sdist; extract, never pip-install it; get the
   own choices vs a choice of another question), and the no-answer detector ("I have no comment";
   the claim-support model's no-answer task and the answer's embedding, as the local judge reads
   them, trained on bench/data/no_answer.jsonl, not on TruthfulQA).
+- bench/data/short_replies_blind.jsonl: the no-answer detector on 220 replies of at most 8 words
+  with a negation or apology ("Don't know." against "None, shipping is free."), written on
+  2026-12-01 by a helper who read nothing of the repository.
 
 Train and test are split by article title (VitaminC) or question (TruthfulQA) so that no text is
 on both sides. Thresholds are fitted on train; balanced accuracy is
@@ -38,6 +41,8 @@ from monitor.config import LocalJudgeSettings  # noqa: E402
 from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E402
 from monitor.judges.local import LocalJudge  # noqa: E402
 from monitor.judges.no_answer import is_empty  # noqa: E402
+
+SHORT_REPLIES = Path(__file__).parent / "data" / "short_replies_blind.jsonl"
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
 
@@ -195,6 +200,14 @@ def main() -> None:
     print(f"{'no-answer detector':22} recall {detected[declines].mean():.3f} "
           f"({int(declines.sum())} declining choices), false positives "
           f"{detected[~declines].mean():.3%} of {int((~declines).sum())} other choices")
+
+    replies = [json.loads(line) for line in SHORT_REPLIES.read_text().splitlines()]
+    declines = np.array([r["label"] == 1 for r in replies])
+    detected = np.array([judge.declines(r["text"]) >= judge.no_answer_threshold for r in replies])
+    print(f"{'no-answer, short':22} balanced accuracy "
+          f"{(detected[declines].mean() + (~detected[~declines]).mean()) / 2:.3f}: recall "
+          f"{detected[declines].mean():.3f} ({int(declines.sum())} refusals), false positives "
+          f"{detected[~declines].mean():.3%} of {int((~declines).sum())} answers")
 
 
 def fetch() -> None:

@@ -173,6 +173,18 @@ def test_short_refusals_without_a_negation_are_no_answers(judge: LocalJudge, ans
 
 
 @pytest.mark.unit
+@pytest.mark.parametrize(("answer", "declines"), [
+    ("Don't know.", True), ("Sorry, I failed to apply the student discount.", False)])
+def test_a_few_words_with_a_negation_are_the_models_to_decide(judge: LocalJudge, answer: str,
+                                                              declines: bool) -> None:
+    # "Don't know." is a test answer of bench/data/no_answer.jsonl: the model reads it 0.98,
+    # the embedding's regression 0.02, and mixed they made it an answer.
+    embedding = judge.embedder.passage([answer])[0]
+    assert judge.no_answer.probability(answer, 0.98, embedding) == 0.98
+    assert (completeness(judge, answer) == "no_answer") is declines
+
+
+@pytest.mark.unit
 def test_short_entity_answers_reach_groundedness(judge: LocalJudge) -> None:
     """A bare name is checked against the documents, not taken for a refusal."""
     result = judge.judge_sync(AssistantTurn(

@@ -120,8 +120,9 @@ class LocalJudge:
     def declines(self, answer: str) -> float:
         """P(the answer declines to answer), as the no-answer detector reads it (its embedding is
         the one answer relevance reads: cached)."""
-        return self.no_answer.probability(self.claim_support.declines(answer),
-                                          self.embedder.passage([strip_framing(answer)])[0])
+        text = strip_framing(answer)
+        return self.no_answer.probability(text, self.claim_support.declines(answer),
+                                          self.embedder.passage([text])[0])
 
     async def judge(self, turn: AssistantTurn) -> JudgeResult:
         return await asyncio.to_thread(self.judge_sync, turn)

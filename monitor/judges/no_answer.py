@@ -2,7 +2,8 @@
 
 An empty answer (nothing but whitespace, punctuation or list markers) is a no-answer without a
 model, and a few words with no negation or apology ("Google.", "1600.") are an answer without it
-(`may_decline`). Otherwise two readings of the answer decide together (`NoAnswerDetector`): the
+(`may_decline`); a few words with one ("Don't know.") the claim-support model decides alone.
+Otherwise two readings of the answer decide together (`NoAnswerDetector`): the
 claim-support model's, asked whether the answer declines to answer
 (monitor/judges/claim_support.py, `declines_pair`), and a logistic regression on the answer's
 sentence embedding, which the judge computes anyway; their logits are mixed. Both were trained on
@@ -84,10 +85,13 @@ class NoAnswerDetector:
         return cls(np.array(fitted["weights"], dtype=np.float32), float(fitted["bias"]),
                    float(fitted["mix"]), float(fitted["threshold"]), fitted.get("band"))
 
-    def probability(self, declines: float, embedding: np.ndarray) -> float:
-        """`declines`: the claim-support model's P(declines), 0.0 where it was not asked (a few
-        words with no negation or apology: an answer, whatever the embedding says)."""
-        if declines <= 0.0 or self.mix == 0.0:
+    def probability(self, answer: str, declines: float, embedding: np.ndarray) -> float:
+        """`answer` as the models read it; `declines`: the claim-support model's P(declines), 0.0
+        where it was not asked (a few words with no negation or apology: an answer, whatever the
+        embedding says). A few words the model was asked about it decides alone: the regression
+        learnt what sentences are about, and on "Don't know." (0.02) or "Can't say." (0.15) it
+        outweighed the model's 0.98."""
+        if declines <= 0.0 or self.mix == 0.0 or len(answer.split()) <= SHORT_WORDS:
             return declines
         declines = min(max(declines, 1e-6), 1 - 1e-6)
         z = ((1 - self.mix) * np.log(declines / (1 - declines))

@@ -126,8 +126,8 @@ def main() -> None:
 
     def probabilities(split: str, mix: float) -> np.ndarray:
         detector = NoAnswerDetector(weights, bias, mix, threshold=0.5, band=None)
-        return np.array([detector.probability(p, v)
-                         for p, v in zip(declines[split], vectors[split], strict=True)])
+        return np.array([detector.probability(r["text_b"], p, v) for r, p, v
+                         in zip(rows[split], declines[split], vectors[split], strict=True)])
 
     found = {}
     for mix in MIXES:
