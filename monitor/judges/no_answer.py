@@ -89,8 +89,8 @@ class NoAnswerDetector:
         """`answer` as the models read it; `declines`: the claim-support model's P(declines), 0.0
         where it was not asked (a few words with no negation or apology: an answer, whatever the
         embedding says). A few words the model was asked about it decides alone: the regression
-        learnt what sentences are about, and on "Don't know." (0.02) or "Can't say." (0.15) it
-        outweighed the model's 0.98."""
+        learnt what sentences are about, and its 0.02 for "Don't know." outweighed the model's
+        0.98."""
         if declines <= 0.0 or self.mix == 0.0 or len(answer.split()) <= SHORT_WORDS:
             return declines
         declines = min(max(declines, 1e-6), 1 - 1e-6)
