@@ -205,7 +205,7 @@ def main() -> None:
     declines = np.array([r["label"] == 1 for r in replies])
     detected = np.array([judge.declines(r["text"]) >= judge.no_answer_threshold for r in replies])
     print(f"{'no-answer, short':22} balanced accuracy "
-          f"{(detected[declines].mean() + (~detected[~declines]).mean()) / 2:.3f}: recall "
+          f"{balanced_accuracy(declines.astype(int), detected.astype(int)):.3f}: recall "
           f"{detected[declines].mean():.3f} ({int(declines.sum())} refusals), false positives "
           f"{detected[~declines].mean():.3%} of {int((~declines).sum())} answers")
 

@@ -41,10 +41,14 @@ _DECLINING = re.compile(
 SHORT_WORDS = 8
 
 
+def is_short(answer: str) -> bool:
+    return len(answer.split()) <= SHORT_WORDS
+
+
 def may_decline(answer: str) -> bool:
     """Whether the model is asked at all: a few words with no negation or apology ("Google.",
     "1600.", "It is Jon Voight.") assert something, and groundedness checks them."""
-    return len(answer.split()) > SHORT_WORDS or bool(_DECLINING.search(answer))
+    return not is_short(answer) or bool(_DECLINING.search(answer))
 
 
 def is_empty(answer: str | None) -> bool:
@@ -91,7 +95,7 @@ class NoAnswerDetector:
         embedding says). A few words the model was asked about it decides alone: the regression
         learnt what sentences are about, and its 0.02 for "Don't know." outweighed the model's
         0.98."""
-        if declines <= 0.0 or self.mix == 0.0 or len(answer.split()) <= SHORT_WORDS:
+        if declines <= 0.0 or self.mix == 0.0 or is_short(answer):
             return declines
         declines = min(max(declines, 1e-6), 1 - 1e-6)
         z = ((1 - self.mix) * np.log(declines / (1 - declines))
