@@ -14,6 +14,9 @@ Data (offline, from the `bigbench` sdist; extract, never pip-install it; get the
 - bench/data/short_replies_blind.jsonl: the no-answer detector on 220 replies of at most 8 words
   with a negation or apology ("Don't know." against "None, shipping is free."), written on
   2026-12-01 by a helper who read nothing of the repository.
+- bench/data/no_answer_blind_eval.jsonl: the detector on 400 replies (200 refusals, 200 answers; a
+  quarter short, 30 % two to four sentences) of many products' assistants, written the same way by
+  another helper, for evaluation only: nothing is fitted on it.
 
 Train and test are split by article title (VitaminC) or question (TruthfulQA) so that no text is
 on both sides. Thresholds are fitted on train; balanced accuracy is
@@ -42,7 +45,8 @@ from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E4
 from monitor.judges.local import LocalJudge  # noqa: E402
 from monitor.judges.no_answer import is_empty  # noqa: E402
 
-SHORT_REPLIES = Path(__file__).parent / "data" / "short_replies_blind.jsonl"
+BLIND_REPLIES = {"short": Path(__file__).parent / "data" / "short_replies_blind.jsonl",
+                 "blind set": Path(__file__).parent / "data" / "no_answer_blind_eval.jsonl"}
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
 
@@ -201,13 +205,15 @@ def main() -> None:
           f"({int(declines.sum())} declining choices), false positives "
           f"{detected[~declines].mean():.3%} of {int((~declines).sum())} other choices")
 
-    replies = [json.loads(line) for line in SHORT_REPLIES.read_text().splitlines()]
-    declines = np.array([r["label"] == 1 for r in replies])
-    detected = np.array([judge.declines(r["text"]) >= judge.no_answer_threshold for r in replies])
-    print(f"{'no-answer, short':22} balanced accuracy "
-          f"{balanced_accuracy(declines.astype(int), detected.astype(int)):.3f}: recall "
-          f"{detected[declines].mean():.3f} ({int(declines.sum())} refusals), false positives "
-          f"{detected[~declines].mean():.3%} of {int((~declines).sum())} answers")
+    for name, path in BLIND_REPLIES.items():
+        replies = [json.loads(line) for line in path.read_text().splitlines()]
+        declines = np.array([r["label"] == 1 for r in replies])
+        detected = np.array([judge.declines(r["text"]) >= judge.no_answer_threshold
+                             for r in replies])
+        print(f"{'no-answer, ' + name:22} balanced accuracy "
+              f"{balanced_accuracy(declines.astype(int), detected.astype(int)):.3f}: recall "
+              f"{detected[declines].mean():.3f} ({int(declines.sum())} refusals), false positives "
+              f"{detected[~declines].mean():.3%} of {int((~declines).sum())} answers")
 
 
 def fetch() -> None:

@@ -21,7 +21,7 @@ from monitor.model import AssistantTurn, RetrievedDocument
 from tests.conftest import link_model_files
 
 SHA256 = "8e1d0003847e9bcc2ed00dbe8527f312638045f9cb558f6defa770bbfc5bc67e"
-SECOND_SHA256 = "4b91375c62386df09601d7d14cfa9c4b35a5144bc965507937c68e20bbb2a86a"
+SECOND_SHA256 = "2a2ea51ad3993f0d6db8c0f23e69aab3b4723750d73200ddf28b9593d66c3895"
 
 
 @pytest.mark.unit
