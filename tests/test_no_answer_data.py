@@ -4,6 +4,7 @@ keeps test templates out of training and earlier rows on their side when kinds a
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -48,3 +49,27 @@ def test_kinds_added_later_leave_the_earlier_rows_on_their_side(rows: list[dict[
         earlier = [(r, x) for r, x in split if r["kind"] not in kinds]
         alone = build_data.no_answer_split([r for r, _ in earlier])
         assert alone == [x for _, x in earlier], f"adding {kinds} moved earlier rows"
+
+
+@pytest.mark.unit
+def test_replies_written_blind_reach_training_only_from_their_training_file(
+        rows: list[dict[str, str]]) -> None:
+    data = ROOT / "bench" / "data"
+
+    def replies(name: str) -> set[str]:
+        return {json.loads(line)["text"] for line in (data / name).read_text().splitlines()}
+
+    def words(texts: set[str]) -> set[str]:  # "No idea, sorry." repeats "no idea sorry"
+        return {" ".join(re.findall(r"\w+", t.lower())) for t in texts}
+
+    evaluated = replies("no_answer_blind_eval.jsonl") | replies("short_replies_blind.jsonl")
+    templated = {r["answer"] for r in rows}
+    pairs = list(build_data.written_no_answer_pairs(data / "no_answer_blind_train.jsonl"))
+    trained = {p["text_b"] for p in pairs}
+    assert pairs and {p["split"] for p in pairs} == {"train"}
+    assert {p["label"] for p in pairs} == {0, 1}
+    assert not words(replies("no_answer_blind_train.jsonl")) & words(evaluated | templated)
+    kept_apart = [r for r in replies("no_answer_blind_train.jsonl")
+                  if build_data.written_split(r) == "select"]
+    assert 0.15 < len(kept_apart) / len(replies("no_answer_blind_train.jsonl")) < 0.35
+    assert not trained & {build_data.declines_pair(r)[1] for r in kept_apart}

@@ -50,7 +50,8 @@ supports the claim. Two sources, each split by its own unit so no passage is on 
 
 - With --no-answer bench/data/no_answer.jsonl, a third task (source `no_answer`): does an answer
   decline to answer (1: a refusal)? The answer alone (claim_support.declines_pair), split by
-  template and topic (`no_answer_split`).
+  template and topic (`no_answer_split`). With --no-answer-written
+  bench/data/no_answer_blind_train.jsonl, train also gets replies written blind (kind `blind`).
 
 BIG-bench's contextual_parametric_knowledge_conflicts is never read: it is the held-out
 acceptance set. FEVER's bigbench copy has claims without evidence, so it gives no pairs.
@@ -480,6 +481,23 @@ def no_answer_pairs(path: Path) -> Iterator[dict[str, Any]]:
                "split": split.removesuffix("_unseen"), "unseen_topic": split == "test_unseen"}
 
 
+def written_split(reply: str) -> str:
+    """A reply written blind (bench/data/no_answer_blind_train.jsonl) is `train` or, a quarter of
+    them by a hash of the reply, `select`: left out of training, to choose a pass by."""
+    return "select" if hashlib.sha256(reply.encode()).digest()[0] < 64 else "train"
+
+
+def written_no_answer_pairs(path: Path) -> Iterator[dict[str, Any]]:
+    """The no-answer task's pairs from replies written blind, kind `blind`: the training ones
+    only (written_split). Their test is another helper's file, bench/data/no_answer_blind_eval.jsonl."""
+    for r in map(json.loads, path.read_text().splitlines()):
+        if written_split(r["text"]) == "train":
+            text_a, text_b = declines_pair(r["text"])
+            yield {"text_a": text_a, "text_b": text_b, "label": r["label"], "source": "no_answer",
+                   "kind": "blind", "group": f"blind:{r['text']}", "split": "train",
+                   "unseen_topic": False}
+
+
 def qa_pairs(passages: list[dict[str, Any]], docs: list[Any], seed: int,
              every_negative: bool = False) -> Iterator[dict[str, Any]]:
     """The pairs of each question; one negative per form, or with `every_negative` each one
@@ -636,6 +654,9 @@ def main() -> None:
                         "sentence claims said otherwise (source reworded), after the rest")
     parser.add_argument("--no-answer", type=Path, metavar="JSONL", help="add to each split the "
                         "no-answer task's pairs from this file (bench/data/no_answer.jsonl), last")
+    parser.add_argument("--no-answer-written", type=Path, metavar="JSONL", help="add to train, "
+                        "after the rest, the no-answer pairs of replies written blind "
+                        "(bench/data/no_answer_blind_train.jsonl; a quarter left out to select by)")
     args = parser.parse_args()
     started = time.perf_counter()
     rows = list(vitaminc(args.bigbench))
@@ -664,6 +685,8 @@ def main() -> None:
     relevance = list(relevance_pairs(passages, args.seed + 4)) if args.relevance else []
     snippets = list(snippet_pairs(passages, args.seed + 5)) if args.snippets else []
     declining = list(no_answer_pairs(args.no_answer)) if args.no_answer else []
+    if args.no_answer_written:
+        declining += written_no_answer_pairs(args.no_answer_written)
     rng = random.Random(args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     for split in ("train", "dev", "test"):
