@@ -45,8 +45,9 @@ from monitor.judges.cascade import TARGET_ACCURACY, uncertainty_band  # noqa: E4
 from monitor.judges.local import LocalJudge  # noqa: E402
 from monitor.judges.no_answer import is_empty  # noqa: E402
 
-BLIND_REPLIES = {"short": Path(__file__).parent / "data" / "short_replies_blind.jsonl",
-                 "blind set": Path(__file__).parent / "data" / "no_answer_blind_eval.jsonl"}
+DATA = Path(__file__).parent / "data"
+BLIND_REPLIES = {"short": DATA / "short_replies_blind.jsonl",
+                 "blind set": DATA / "no_answer_blind_eval.jsonl"}
 
 TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
 
