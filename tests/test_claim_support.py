@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from monitor.config import LocalJudgeSettings
-from monitor.judges.claim_support import MODELS, ClaimSupportModel, file_sha256
+from monitor.judges.claim_support import MODELS, ClaimSupportModel, declines_pair, file_sha256
 from monitor.judges.local import LocalJudge
 from monitor.model import AssistantTurn, RetrievedDocument
 from tests.conftest import link_model_files
@@ -230,3 +230,34 @@ def test_a_second_opinion_is_read_only_where_the_first_model_is_unsure(tmp_path:
     assert 0 < unsure.sum() < len(pairs), first  # both cases are read
     assert np.allclose(mixed.logits(pairs), np.where(unsure, (first + other) / 2, first))
     assert set(mixed.checksums) == {"claim_support", "second"}
+
+
+@pytest.mark.unit
+def test_a_card_may_read_the_second_opinion_on_every_no_answer_pair(tmp_path: Path) -> None:
+    """With `reads_every_declines_pair`, a pair asking whether a reply declines gets both models'
+    mean even where the first is sure (a long refusal it misses surely is the case); claim pairs
+    are read as before."""
+    shipped = json.loads((MODELS / "claim_support.json").read_text())
+    second = shipped["second_opinion"]
+    link_model_files(shipped, tmp_path)
+
+    def model(name: str, onnx: dict[str, Any], **entries: Any) -> ClaimSupportModel:
+        (tmp_path / name).write_text(json.dumps({"temperature": 1.0, "threshold": 0.5, "file":
+                                                 onnx["file"], "tokenizer": onnx["tokenizer"],
+                                                 **entries}))
+        return ClaimSupportModel(tmp_path / name)
+
+    opinion = {"file": second["file"], "tokenizer": second["tokenizer"], "first_temperature": 1.5,
+               "temperature": 0.8, "reads": [0.15, 0.9], "reads_every_declines_pair": True}
+    mixed = model("mixed.json", shipped, second_opinion=opinion)
+    declining = [declines_pair("I'm sorry, but the documents do not say how long the warranty is."),
+                 declines_pair("The warranty lasts two years from the date of purchase.")]
+    claims = [("Who directed Heat? Michael Mann.", HEAT.content or ""),
+              ("Who directed Heat? Steven Spielberg.", HEAT.content or "")]
+    pairs = declining + claims
+    first = model("first.json", shipped).logits(pairs) / 1.5
+    other = model("second.json", second).logits(pairs) / 0.8
+    unsure = (first >= np.log(0.15 / 0.85)) & (first < np.log(0.9 / 0.1))
+    assert not unsure[:2].all(), first  # a declines pair the first is sure of is read too
+    read = unsure | np.array([True, True, False, False])
+    assert np.allclose(mixed.logits(pairs), np.where(read, (first + other) / 2, first))

@@ -112,8 +112,8 @@ def test_a_refusal_in_a_partial_answers_words(judge: LocalJudge) -> None:
 @pytest.mark.unit
 def test_the_embedding_catches_a_refusal_the_model_alone_misses(judge: LocalJudge) -> None:
     # A dev answer of bench/data/no_answer.jsonl (dev chose the mix and the threshold): the
-    # claim-support model alone gives it 0.016.
-    answer = "I looked through the manual, but the maximum file upload size isn't covered there."
+    # claim-support model alone gives it 0.03 (both its models read it), the detector 0.70.
+    answer = "I looked through the policy documents, but running the app offline isn't covered there."
     assert judge.claim_support.declines(answer) < judge.claim_support.no_answer_threshold
     assert judge.declines(answer) >= judge.no_answer_threshold
     assert completeness(judge, answer) == "no_answer"
@@ -324,9 +324,22 @@ def test_a_detector_fitted_without_the_second_opinion_is_refused(tmp_path: Path)
 
 
 @pytest.mark.unit
+def test_a_detector_fitted_on_another_reading_of_the_same_files_is_refused(tmp_path: Path) -> None:
+    """The same model files read otherwise (the second opinion no longer read on every no-answer
+    pair) give the detector other probabilities than it was fitted on."""
+    card_path = card_folder(tmp_path, json.loads(DETECTOR.read_text()))
+    card = json.loads(card_path.read_text())
+    card["second_opinion"]["reads_every_declines_pair"] = not card["second_opinion"].get(
+        "reads_every_declines_pair", False)
+    card_path.write_text(json.dumps(card))
+    with pytest.raises(ValueError, match=r"fitted with another claim_support_reading model"):
+        LocalJudge(LocalJudgeSettings(claim_support_model=card_path))
+
+
+@pytest.mark.unit
 def test_without_a_detector_beside_its_card_the_model_alone_decides(tmp_path: Path) -> None:
     judge = LocalJudge(LocalJudgeSettings(claim_support_model=card_folder(tmp_path, None)))
     assert judge.no_answer_threshold == judge.claim_support.no_answer_threshold
-    answer = "I looked through the manual, but the maximum file upload size isn't covered there."
+    answer = "I looked through the policy documents, but running the app offline isn't covered there."
     assert judge.declines(answer) == judge.claim_support.declines(answer)
     assert completeness(judge, answer) != "no_answer"

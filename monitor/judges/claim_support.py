@@ -24,7 +24,10 @@ groundedness, as the card's figures, reads claims so.
 A card may name a second opinion: a larger cross-encoder trained on the same pairs, read only
 where the first is unsure (its calibrated probability inside `second_opinion.reads`). There the
 pair's logit is the mean of the two models' calibrated logits, and the card's temperature,
-thresholds and bands are fitted on that mixed logit; elsewhere it is the first's alone.
+thresholds and bands are fitted on that mixed logit; elsewhere it is the first's alone. A card
+whose second opinion says `reads_every_declines_pair` reads both models on every no-answer pair,
+whatever the first says: the long refusals the first misses (praise or a restated question, then
+a decline at the end) it misses surely, below the band, where the second was never read.
 """
 
 from __future__ import annotations
@@ -75,14 +78,18 @@ class CrossEncoder:
 
 
 def mixed_logits(first: np.ndarray, second: Callable[[np.ndarray], np.ndarray],
-                 opinion: dict[str, Any]) -> np.ndarray:
+                 opinion: dict[str, Any], text_a: Sequence[str]) -> np.ndarray:
     """The logits a card with a second opinion (`opinion`) gives: `first`, the first model's raw
-    logits, over its temperature; where its probability is inside `opinion["reads"]`, averaged
-    with the second's (`second(indices)`: its raw logits of those pairs) over its own."""
+    logits, over its temperature; where its probability is inside `opinion["reads"]` (or, where
+    the card says so, the pair asks whether a reply declines: its `text_a` is DECLINES),
+    averaged with the second's (`second(indices)`: its raw logits of those pairs) over its own."""
     calibrated = first / float(opinion["first_temperature"])
     probability = 1.0 / (1.0 + np.exp(-calibrated))
     low, high = opinion["reads"]
-    unsure = np.flatnonzero((probability >= low) & (probability < high))
+    read = (probability >= low) & (probability < high)
+    if opinion.get("reads_every_declines_pair"):
+        read |= np.array([a == DECLINES for a in text_a], dtype=bool)
+    unsure = np.flatnonzero(read)
     if unsure.size:
         calibrated[unsure] = (calibrated[unsure]
                               + second(unsure) / float(opinion["temperature"])) / 2
@@ -120,6 +127,14 @@ class ClaimSupportModel:
         self.checksums = {"claim_support": file_sha256(card.parent / self.card["file"])} | (
             {"second": file_sha256(card.parent / opinion["file"])}
             if opinion else {})
+        # How the files' logits become probabilities (temperatures, where the second opinion is
+        # read), by a digest: the no-answer detector is fitted on these probabilities, and the
+        # same files read otherwise need it refitted (no_answer.NoAnswerDetector.beside).
+        self.reading = hashlib.sha256(json.dumps(
+            {"temperature": self.card["temperature"], "second_opinion": {
+                key: opinion[key] for key in ("first_temperature", "temperature", "reads",
+                                              "reads_every_declines_pair") if key in opinion}
+             if opinion else None}, sort_keys=True).encode()).hexdigest()
         self.temperature = float(self.card["temperature"])
         self.threshold = float(self.card["threshold"])
         # Where the dev split's calibration says supported at 95% (the cascade band's upper
@@ -149,7 +164,7 @@ class ClaimSupportModel:
         if not second:
             return first
         return mixed_logits(first, lambda chosen: second.logits([pairs[i] for i in chosen]),
-                            self.card["second_opinion"])
+                            self.card["second_opinion"], [a for a, _ in pairs])
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Calibrated probabilities that each passage supports its claim; cached by content."""

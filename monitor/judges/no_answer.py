@@ -72,7 +72,8 @@ class NoAnswerDetector:
                models: dict[str, str]) -> NoAnswerDetector:
         """The detector fitted for the claim-support model whose card (`claim_support`) is at
         `card`: no_answer.json beside it, which must have been fitted with the models the judge
-        runs (`models`: each one's checksum by name). Where there is none, that model alone
+        runs (`models`: each one's checksum by name, and the digest of how the claim-support card
+        reads its files, `claim_support_reading`). Where there is none, that model alone
         decides, at its card's threshold."""
         path = card.parent / DETECTOR.name
         if not path.exists():

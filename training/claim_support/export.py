@@ -21,7 +21,8 @@ threshold, band, checksum, the figures, data and licences) go to monitor/judges/
 With --band-only, the shipped model scores the dev split and only its card's band is rewritten.
 With --second-opinion WORK (a pass trained on another base, --second-base), that pass is read
 where this one is unsure (claim_support.mixed_logits): each model's temperature is fitted on dev
-alone, the mixed logit gets its own, and the thresholds and bands are fitted on it.
+alone, the mixed logit gets its own, and the thresholds and bands are fitted on it. With
+--second-on-declines it is read on every no-answer pair too, whatever this one says.
 """
 
 from __future__ import annotations
@@ -224,12 +225,14 @@ def stage(work: Path, onnx_file: Path, temperature: float, threshold: float,
 
 class SecondOpinion:
     """A pass on another base, read where the first is unsure (`reads`: the first's calibrated
-    probabilities it is read for)."""
+    probabilities it is read for) and, with `every_declines_pair`, on every no-answer pair."""
 
     FILE, TOKENIZER = "claim_support.second.onnx", "claim_support.second.tokenizer.json"
 
-    def __init__(self, work: Path, base: Path, reads: tuple[float, float]) -> None:
+    def __init__(self, work: Path, base: Path, reads: tuple[float, float],
+                 every_declines_pair: bool = False) -> None:
         self.work, self.base, self.reads = work, base, reads
+        self.every_declines_pair = every_declines_pair
         self.onnx_file = work / "claim_support.onnx"
         if not self.onnx_file.exists():
             export_onnx(work, base)
@@ -251,7 +254,7 @@ class SecondOpinion:
             second[missing] = score(self.model, [dev[i] for i in missing])
             return second[chosen]
 
-        mixed = mixed_logits(first_logits, scored, self.entry())
+        mixed = mixed_logits(first_logits, scored, self.entry(), [r["text_a"] for r in dev])
         print(f"second opinion: temperatures {self.first_temperature:.3f} and "
               f"{self.temperature:.3f}; read for {np.mean(~np.isnan(second)):.1%} of dev "
               f"(with the {len(fitting)} pairs its temperature is fitted on)", flush=True)
@@ -260,7 +263,8 @@ class SecondOpinion:
     def entry(self) -> dict[str, Any]:
         return {"file": self.FILE, "tokenizer": self.TOKENIZER,
                 "first_temperature": round(self.first_temperature, 4),
-                "temperature": round(self.temperature, 4), "reads": list(self.reads)}
+                "temperature": round(self.temperature, 4), "reads": list(self.reads)} | (
+                    {"reads_every_declines_pair": True} if self.every_declines_pair else {})
 
     def stage(self, folder: Path) -> dict[str, Any]:
         """Its files copied into `folder`; its card entry."""
@@ -297,6 +301,8 @@ def main() -> None:
     parser.add_argument("--second-reads", type=float, nargs=2, default=(0.15, 0.9),
                         metavar=("LOW", "HIGH"), help="the first model's calibrated "
                         "probabilities the second is read for (default: 0.15 0.9)")
+    parser.add_argument("--second-on-declines", action="store_true", help="read the second "
+                        "on every no-answer pair too (claim_support.declines_pair)")
     args = parser.parse_args()
     if args.band_only:
         rewrite_band(args.data)
@@ -316,7 +322,8 @@ def main() -> None:
     if args.second_opinion:
         if args.second_base is None:
             parser.error("--second-opinion needs --second-base")
-        second = SecondOpinion(args.second_opinion, args.second_base, tuple(args.second_reads))
+        second = SecondOpinion(args.second_opinion, args.second_base, tuple(args.second_reads),
+                               args.second_on_declines)
         dev_all_logits = second.fit(dev_all, dev_all_logits, args.dev_pairs)
         model = ClaimSupportModel(stage(args.work, onnx_file, 1.0, 0.5, args.base, second),
                                   threads=2)

@@ -22,7 +22,8 @@ Stages, all fitted without test:
    (a few words with no negation or apology are an answer without either model), and the
    cascade's band;
 3. test read once: balanced accuracy beside the claim-support model alone at its card's threshold.
-Refit it whenever either model changes: the judge refuses a file fitted with other models.
+Refit it whenever either model, or how the card reads them, changes: the judge refuses a file
+fitted with other models or another reading (ClaimSupportModel.reading).
 """
 
 from __future__ import annotations
@@ -52,7 +53,10 @@ from monitor.judges.no_answer import DETECTOR, NoAnswerDetector  # noqa: E402
 DATA = ROOT / "bench" / "data" / "no_answer.jsonl"
 SEED = 30
 MIXES = [round(0.1 * i, 1) for i in range(11)]  # 0: the claim-support model alone
-STATEMENTS = {"train": 400, "dev": 150}  # VitaminC claims drawn as answers, by split
+# VitaminC claims drawn as answers, by split. 1,200 to train since the second opinion reads every
+# no-answer pair (400 before): with it the models take more plain statements for refusals
+# (TruthfulQA 3.3 % with 400, 2.2 % with 1,200; training README).
+STATEMENTS = {"train": 1200, "dev": 150}
 
 
 def statements(data: Path, split: str) -> list[dict[str, Any]]:
@@ -153,7 +157,8 @@ def main() -> None:
         "fitted_by": "training/claim_support/no_answer.py",
         "data": "bench/data/no_answer.jsonl, in the claim-support model's splits, and "
                 f"VitaminC claims as answers ({STATEMENTS['train']} train, {STATEMENTS['dev']} dev)",
-        "models": {**model.checksums, "embedder": embedder.sha256},
+        "models": {**model.checksums, "claim_support_reading": model.reading,
+                   "embedder": embedder.sha256},
         "l2": l2, "mix": mix, "threshold": round(threshold, 4), "band": band,
         "dev": {"balanced_accuracy": round(found[mix][0], 4), "answers": len(rows["dev"]),
                 "of_them_claims": STATEMENTS["dev"]},
