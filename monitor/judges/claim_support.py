@@ -89,10 +89,9 @@ def mixed_logits(first: np.ndarray, second: Callable[[np.ndarray], np.ndarray],
     read = (probability >= low) & (probability < high)
     if opinion.get("reads_every_declines_pair"):
         read |= np.array([a == DECLINES for a in text_a], dtype=bool)
-    unsure = np.flatnonzero(read)
-    if unsure.size:
-        calibrated[unsure] = (calibrated[unsure]
-                              + second(unsure) / float(opinion["temperature"])) / 2
+    both = np.flatnonzero(read)
+    if both.size:
+        calibrated[both] = (calibrated[both] + second(both) / float(opinion["temperature"])) / 2
     return calibrated
 
 
