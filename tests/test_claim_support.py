@@ -201,6 +201,14 @@ def test_the_relevance_it_reads_for_the_cascade(question: str, document: str,
             "surely irrelevant": p < relevance["band"]["low"]}[expected], p
 
 
+def card_model(folder: Path, name: str, onnx: dict[str, Any], **entries: Any) -> ClaimSupportModel:
+    """A model of the ONNX file and tokenizer `onnx` (a card or its second opinion) names, from a
+    card `name` written in `folder` (beside links to the shipped files) with `entries`."""
+    (folder / name).write_text(json.dumps({"temperature": 1.0, "threshold": 0.5, "file": onnx["file"],
+                                           "tokenizer": onnx["tokenizer"], **entries}))
+    return ClaimSupportModel(folder / name)
+
+
 @pytest.mark.unit
 def test_a_second_opinion_is_read_only_where_the_first_model_is_unsure(tmp_path: Path) -> None:
     """A card naming a second cross-encoder: where the first's calibrated probability is inside
@@ -208,24 +216,15 @@ def test_a_second_opinion_is_read_only_where_the_first_model_is_unsure(tmp_path:
     shipped = json.loads((MODELS / "claim_support.json").read_text())
     second = shipped["second_opinion"]
     link_model_files(shipped, tmp_path)
-
-    def card(name: str, **entries: Any) -> Path:
-        (tmp_path / name).write_text(json.dumps({"temperature": 1.0, "threshold": 0.5, **entries}))
-        return tmp_path / name
-
-    first_alone = ClaimSupportModel(card("first.json", file=shipped["file"],
-                                         tokenizer=shipped["tokenizer"]))
-    second_alone = ClaimSupportModel(card("second.json", file=second["file"],
-                                          tokenizer=second["tokenizer"]))
     opinion = {"file": second["file"], "tokenizer": second["tokenizer"],
                "first_temperature": 1.5, "temperature": 0.8, "reads": [0.15, 0.9]}
-    mixed = ClaimSupportModel(card("mixed.json", file=shipped["file"],
-                                   tokenizer=shipped["tokenizer"], second_opinion=opinion))
+    mixed = card_model(tmp_path, "mixed.json", shipped, second_opinion=opinion)
     pairs = [("Who directed Heat? Michael Mann.", HEAT.content or ""),
              ("Who directed Heat? Steven Spielberg.", HEAT.content or ""),
              ("How long do I have to ask for a refund? You have 30 days from delivery.",
               RETURNS.content or "")]
-    first, other = first_alone.logits(pairs) / 1.5, second_alone.logits(pairs) / 0.8
+    first = card_model(tmp_path, "first.json", shipped).logits(pairs) / 1.5
+    other = card_model(tmp_path, "second.json", second).logits(pairs) / 0.8
     unsure = (first >= np.log(0.15 / 0.85)) & (first < np.log(0.9 / 0.1))
     assert 0 < unsure.sum() < len(pairs), first  # both cases are read
     assert np.allclose(mixed.logits(pairs), np.where(unsure, (first + other) / 2, first))
@@ -240,23 +239,16 @@ def test_a_card_may_read_the_second_opinion_on_every_no_answer_pair(tmp_path: Pa
     shipped = json.loads((MODELS / "claim_support.json").read_text())
     second = shipped["second_opinion"]
     link_model_files(shipped, tmp_path)
-
-    def model(name: str, onnx: dict[str, Any], **entries: Any) -> ClaimSupportModel:
-        (tmp_path / name).write_text(json.dumps({"temperature": 1.0, "threshold": 0.5, "file":
-                                                 onnx["file"], "tokenizer": onnx["tokenizer"],
-                                                 **entries}))
-        return ClaimSupportModel(tmp_path / name)
-
     opinion = {"file": second["file"], "tokenizer": second["tokenizer"], "first_temperature": 1.5,
                "temperature": 0.8, "reads": [0.15, 0.9], "reads_every_declines_pair": True}
-    mixed = model("mixed.json", shipped, second_opinion=opinion)
+    mixed = card_model(tmp_path, "mixed.json", shipped, second_opinion=opinion)
     declining = [declines_pair("I'm sorry, but the documents do not say how long the warranty is."),
                  declines_pair("The warranty lasts two years from the date of purchase.")]
     claims = [("Who directed Heat? Michael Mann.", HEAT.content or ""),
               ("Who directed Heat? Steven Spielberg.", HEAT.content or "")]
     pairs = declining + claims
-    first = model("first.json", shipped).logits(pairs) / 1.5
-    other = model("second.json", second).logits(pairs) / 0.8
+    first = card_model(tmp_path, "first.json", shipped).logits(pairs) / 1.5
+    other = card_model(tmp_path, "second.json", second).logits(pairs) / 0.8
     unsure = (first >= np.log(0.15 / 0.85)) & (first < np.log(0.9 / 0.1))
     assert not unsure[:2].all(), first  # a declines pair the first is sure of is read too
     read = unsure | np.array([True, True, False, False])

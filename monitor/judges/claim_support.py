@@ -126,14 +126,15 @@ class ClaimSupportModel:
         self.checksums = {"claim_support": file_sha256(card.parent / self.card["file"])} | (
             {"second": file_sha256(card.parent / opinion["file"])}
             if opinion else {})
-        # How the files' logits become probabilities (temperatures, where the second opinion is
-        # read), by a digest: the no-answer detector is fitted on these probabilities, and the
-        # same files read otherwise need it refitted (no_answer.NoAnswerDetector.beside).
-        self.reading = hashlib.sha256(json.dumps(
-            {"temperature": self.card["temperature"], "second_opinion": {
-                key: opinion[key] for key in ("first_temperature", "temperature", "reads",
-                                              "reads_every_declines_pair") if key in opinion}
-             if opinion else None}, sort_keys=True).encode()).hexdigest()
+        # What a no-answer detector fitted on this model's probabilities must have been fitted
+        # with (no_answer.NoAnswerDetector.beside): the files, and how the card reads them (its
+        # temperatures, where the second opinion is read; the entries that only describe a file
+        # left out), by a digest, since the same files read otherwise give other probabilities.
+        reading = {"temperature": self.card["temperature"], "second_opinion": {
+            key: value for key, value in (opinion or {}).items()
+            if key not in ("file", "tokenizer", "sha256", "base")}}
+        self.identity = self.checksums | {"claim_support_reading": hashlib.sha256(
+            json.dumps(reading, sort_keys=True).encode()).hexdigest()}
         self.temperature = float(self.card["temperature"])
         self.threshold = float(self.card["threshold"])
         # Where the dev split's calibration says supported at 95% (the cascade band's upper

@@ -111,8 +111,7 @@ class LocalJudge:
                              "(no `no_answer` entry): train it with build_data.py --no-answer")
         self.no_answer = NoAnswerDetector.beside(
             self.claim_support.path, self.claim_support.card,
-            {**self.claim_support.checksums, "claim_support_reading": self.claim_support.reading,
-             "embedder": self.embedder.sha256})
+            self.claim_support.identity | {"embedder": self.embedder.sha256})
         self.no_answer_threshold = settings.no_answer_threshold or self.no_answer.threshold
         # Who judges: each model by its checksum's first 8 digits (short enough for exemplars).
         self.model = " ".join(f"{name}@{digest[:8]}" for name, digest in (

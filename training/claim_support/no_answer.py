@@ -23,7 +23,7 @@ Stages, all fitted without test:
    cascade's band;
 3. test read once: balanced accuracy beside the claim-support model alone at its card's threshold.
 Refit it whenever either model, or how the card reads them, changes: the judge refuses a file
-fitted with other models or another reading (ClaimSupportModel.reading).
+fitted with other models or another reading (ClaimSupportModel.identity).
 """
 
 from __future__ import annotations
@@ -157,8 +157,7 @@ def main() -> None:
         "fitted_by": "training/claim_support/no_answer.py",
         "data": "bench/data/no_answer.jsonl, in the claim-support model's splits, and "
                 f"VitaminC claims as answers ({STATEMENTS['train']} train, {STATEMENTS['dev']} dev)",
-        "models": {**model.checksums, "claim_support_reading": model.reading,
-                   "embedder": embedder.sha256},
+        "models": model.identity | {"embedder": embedder.sha256},
         "l2": l2, "mix": mix, "threshold": round(threshold, 4), "band": band,
         "dev": {"balanced_accuracy": round(found[mix][0], 4), "answers": len(rows["dev"]),
                 "of_them_claims": STATEMENTS["dev"]},
