@@ -5,7 +5,9 @@
 
 - summary factuality (bigbench factuality_of_summary, CNN/DM and XSum): each source comes with
   candidate summaries, one of them labelled factual; the evaluator is the local judge's
-  groundedness of a candidate against its source (a turn: the source its one document);
+  groundedness of a candidate against its source (a turn: the source its one document). Beside
+  it, the task's own framing: for each source of the test half, is the candidate labelled
+  factual the one whose claims the documents support best (their mean support probability)?
 - tool relevance (BFCL's live_relevance: a function should be called; irrelevance and
   live_irrelevance: none should): the evaluator is the best embedding similarity between the user's
   question and an offered function's name and description;
@@ -50,6 +52,21 @@ def summaries(bigbench: Path, name: str, limit: int) -> list[tuple[str, str, int
     return rows
 
 
+def pairwise(rows: list[tuple[str, str, int]], support: list[float], train: np.ndarray) -> float:
+    """The share of test-half sources whose candidate labelled factual has the highest support
+    of its source's candidates (a tie counts half)."""
+    by_source: dict[str, list[tuple[float, int]]] = {}
+    for (source, _, label), s, is_train_row in zip(rows, support, train, strict=True):
+        if not is_train_row:
+            by_source.setdefault(source, []).append((s, label))
+    won = []
+    for candidates in by_source.values():
+        factual = next(s for s, label in candidates if label)
+        others = max(s for s, label in candidates if not label)
+        won.append(1.0 if factual > others else 0.5 if factual == others else 0.0)
+    return float(np.mean(won))
+
+
 def report(name: str, scores: np.ndarray, labels: np.ndarray, train: np.ndarray) -> None:
     threshold = best_threshold(scores[train], labels[train])
     predicted = (scores >= threshold).astype(int)
@@ -69,15 +86,20 @@ def main() -> None:
     judge = LocalJudge(LocalJudgeSettings())
     for dataset in ("cnn_dm", "xsum"):
         rows = summaries(args.bigbench, dataset, args.summaries)
-        scores = []
+        scores, support = [], []
         for source, candidate, _ in rows:
             result = judge.judge_sync(AssistantTurn(
                 trace_id="0" * 32, question="Summarise the article.", answer=candidate,
                 documents=[RetrievedDocument(content=source)]))
             grounded = result.get("groundedness")
             scores.append(grounded.score if grounded is not None else 1.0)
+            read = [c.support for c in (grounded.claims or ()) if c.support is not None] if grounded else []
+            support.append(float(np.mean(read)) if read else 1.0)  # nothing read: nothing unsupported
+        train = np.array([is_train(r[0]) for r in rows])
         report(f"summary groundedness ({dataset})", np.array(scores),
-               np.array([r[2] for r in rows]), np.array([is_train(r[0]) for r in rows]))
+               np.array([r[2] for r in rows]), train)
+        print(f"{'':34} the candidate labelled factual best supported: {pairwise(rows, support, train):.3f} "
+              f"of {len({r[0] for r, t in zip(rows, train, strict=True) if not t})} test sources")
 
     print("latency, one core: 3 documents of about 1,300 words (8 KiB, the judge's input limit), "
           "a 2-sentence answer, no cached embeddings")
