@@ -39,17 +39,29 @@ from monitor.judges.local import LocalJudge  # noqa: E402
 from monitor.model import AssistantTurn, RetrievedDocument  # noqa: E402
 
 
-def summaries(bigbench: Path, name: str, limit: int) -> list[tuple[str, str, int]]:
+def task_items(bigbench: Path, name: str) -> list[dict]:
+    """factuality_of_summary's `name` set, an item (source, candidates, label) a line."""
     with tarfile.open(bigbench) as archive:
         member = archive.extractfile(f"{TASKS}/factuality_of_summary/{name}.json")
         assert member is not None
         lines = member.read().decode().splitlines()[2:]  # two canary lines
+    return [json.loads(line) for line in lines]
+
+
+def summaries(bigbench: Path, name: str, limit: int) -> list[tuple[str, str, int]]:
     rows = []
-    for line in lines[:limit]:
-        item = json.loads(line)
+    for item in task_items(bigbench, name)[:limit]:
         for i, candidate in enumerate(item["list_candidates"]):
             rows.append((item["source"], candidate, int(i == item["lbl"])))
     return rows
+
+
+def faithfulness(bigbench: Path) -> list[tuple[str, str, int]]:
+    """XSum summaries with human labels (bench/data/XSUM_FAITHFULNESS.md): (article, summary,
+    1 where a majority of its three raters marked nothing the article does not support)."""
+    items = task_items(bigbench, "xsum")
+    return [(items[row["source_line"]]["source"], row["summary"], int(row["raters_marking_nothing"] >= 2))
+            for row in map(json.loads, (ROOT / "bench/data/xsum_faithfulness.jsonl").open())]
 
 
 def pairwise(rows: list[tuple[str, str, int]], support: list[float], train: np.ndarray) -> float:
@@ -65,6 +77,13 @@ def pairwise(rows: list[tuple[str, str, int]], support: list[float], train: np.n
         others = max(s for s, label in candidates if not label)
         won.append(1.0 if factual > others else 0.5 if factual == others else 0.0)
     return float(np.mean(won))
+
+
+def auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    """P(a positive scores above a negative), ties counting half."""
+    positives, negatives = scores[labels == 1], scores[labels == 0]
+    above = (positives[:, None] > negatives[None, :]).mean()
+    return float(above + 0.5 * (positives[:, None] == negatives[None, :]).mean())
 
 
 def report(name: str, scores: np.ndarray, labels: np.ndarray, train: np.ndarray) -> None:
@@ -84,8 +103,9 @@ def main() -> None:
     parser.add_argument("--no-tools", action="store_true", help="summaries only")
     args = parser.parse_args()
     judge = LocalJudge(LocalJudgeSettings())
-    for dataset in ("cnn_dm", "xsum"):
-        rows = summaries(args.bigbench, dataset, args.summaries)
+    for dataset in ("cnn_dm", "xsum", "xsum_faithfulness"):
+        rows = (faithfulness(args.bigbench) if dataset == "xsum_faithfulness"
+                else summaries(args.bigbench, dataset, args.summaries))
         scores, support = [], []
         for source, candidate, _ in rows:
             result = judge.judge_sync(AssistantTurn(
@@ -98,8 +118,14 @@ def main() -> None:
         train = np.array([is_train(r[0]) for r in rows])
         report(f"summary groundedness ({dataset})", np.array(scores),
                np.array([r[2] for r in rows]), train)
-        print(f"{'':34} the candidate labelled factual best supported: {pairwise(rows, support, train):.3f} "
-              f"of {len({r[0] for r, t in zip(rows, train, strict=True) if not t})} test sources")
+        if dataset == "xsum_faithfulness":
+            labels = np.array([r[2] for r in rows])
+            print(f"{'':34} AUC of the mean claim support, test: "
+                  f"{auc(np.array(support)[~train], labels[~train]):.3f}")
+        else:
+            print(f"{'':34} the candidate labelled factual best supported: "
+                  f"{pairwise(rows, support, train):.3f} "
+                  f"of {len({r[0] for r, t in zip(rows, train, strict=True) if not t})} test sources")
 
     print("latency, one core: 3 documents of about 1,300 words (8 KiB, the judge's input limit), "
           "a 2-sentence answer, no cached embeddings")
