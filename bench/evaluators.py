@@ -8,6 +8,9 @@
   groundedness of a candidate against its source (a turn: the source its one document). Beside
   it, the task's own framing: for each source of the test half, is the candidate labelled
   factual the one whose claims the documents support best (their mean support probability)?
+- summary faithfulness (XSum with Maynez et al.'s human labels, bench/data/XSUM_FAITHFULNESS.md):
+  a summary is faithful where a majority of its raters marked nothing the article does not
+  support; the same groundedness, and the AUC of the mean claim support;
 - tool relevance (BFCL's live_relevance: a function should be called; irrelevance and
   live_irrelevance: none should): the evaluator is the best embedding similarity between the user's
   question and an offered function's name and description;
@@ -115,11 +118,9 @@ def main() -> None:
             scores.append(grounded.score if grounded is not None else 1.0)
             read = [c.support for c in (grounded.claims or ()) if c.support is not None] if grounded else []
             support.append(float(np.mean(read)) if read else 1.0)  # nothing read: nothing unsupported
-        train = np.array([is_train(r[0]) for r in rows])
-        report(f"summary groundedness ({dataset})", np.array(scores),
-               np.array([r[2] for r in rows]), train)
+        labels, train = np.array([r[2] for r in rows]), np.array([is_train(r[0]) for r in rows])
+        report(f"summary groundedness ({dataset})", np.array(scores), labels, train)
         if dataset == "xsum_faithfulness":
-            labels = np.array([r[2] for r in rows])
             print(f"{'':34} AUC of the mean claim support, test: "
                   f"{auc(np.array(support)[~train], labels[~train]):.3f}")
         else:
