@@ -67,7 +67,7 @@ def main() -> None:
         candidates = json.loads(text)["list_candidates"]
         found = set().union(*(by_text.get(key(c), set()) for c in candidates))
         if len(found) != 1:
-            unmatched += 1  # a candidate cut short or re-quoted past matching, or two articles
+            unmatched += 1  # a candidate cut short or re-quoted past matching, or shared by others
             continue
         bbcid = found.pop()
         for system in SYSTEMS:
