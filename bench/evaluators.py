@@ -32,10 +32,11 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "training" / "claim_support")]
 
 from bfcl_agreement import data_dir, load  # noqa: E402
 from calibrate_local import TASKS, balanced_accuracy, best_threshold, is_train  # noqa: E402
+from figures import auc  # noqa: E402
 
 from monitor.config import LocalJudgeSettings  # noqa: E402
 from monitor.judges.local import LocalJudge  # noqa: E402
@@ -82,13 +83,6 @@ def pairwise(rows: list[tuple[str, str, int]], support: list[float], train: np.n
     return float(np.mean(won))
 
 
-def auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """P(a positive scores above a negative), ties counting half."""
-    positives, negatives = scores[labels == 1], scores[labels == 0]
-    above = (positives[:, None] > negatives[None, :]).mean()
-    return float(above + 0.5 * (positives[:, None] == negatives[None, :]).mean())
-
-
 def report(name: str, scores: np.ndarray, labels: np.ndarray, train: np.ndarray) -> None:
     threshold = best_threshold(scores[train], labels[train])
     predicted = (scores >= threshold).astype(int)
@@ -122,7 +116,7 @@ def main() -> None:
         report(f"summary groundedness ({dataset})", np.array(scores), labels, train)
         if dataset == "xsum_faithfulness":
             print(f"{'':34} AUC of the mean claim support, test: "
-                  f"{auc(np.array(support)[~train], labels[~train]):.3f}")
+                  f"{auc(labels[~train], np.array(support)[~train]):.3f}")
         else:
             print(f"{'':34} the candidate labelled factual best supported: "
                   f"{pairwise(rows, support, train):.3f} "
