@@ -90,6 +90,10 @@ def report(name: str, scores: np.ndarray, labels: np.ndarray, train: np.ndarray)
           f"{balanced_accuracy(labels[train], predicted[train]):.3f}  test "
           f"{balanced_accuracy(labels[~train], predicted[~train]):.3f}  "
           f"(test n={int((~train).sum())}, {int(labels[~train].sum())} positive)")
+    # Which way it errs: the test positives it passes, and the negatives it flags.
+    test_positive, test_negative = ~train & (labels == 1), ~train & (labels == 0)
+    print(f"{'':34} test: {predicted[test_positive].mean():.3f} of positives pass, "
+          f"{1 - predicted[test_negative].mean():.3f} of negatives are flagged")
 
 
 def main() -> None:
