@@ -20,9 +20,10 @@ def balanced_accuracy(labels: np.ndarray, predicted: np.ndarray) -> float:
 
 
 def auc(labels: np.ndarray, scores: np.ndarray) -> float:
-    order = np.argsort(scores)
-    ranks = np.empty(len(scores))
-    ranks[order] = np.arange(1, len(scores) + 1)
+    """P(a positive scores above a negative), a tie counting half: tied scores share their mean
+    rank (a turn score takes few values)."""
+    _, tied, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    ranks = (np.cumsum(counts) - (counts - 1) / 2)[tied]
     positives = labels == 1
     n_pos, n_neg = positives.sum(), (~positives).sum()
     return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
