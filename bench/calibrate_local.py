@@ -49,7 +49,8 @@ DATA = Path(__file__).parent / "data"
 BLIND_REPLIES = {"short": DATA / "short_replies_blind.jsonl",
                  "blind set": DATA / "no_answer_blind_eval.jsonl"}
 
-TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks"
+BIGBENCH_VERSION = "1.0.0"
+TASKS = f"bigbench-{BIGBENCH_VERSION}/bigbench/benchmark_tasks"
 
 
 def load(bigbench: Path, task: str, key: str = "examples") -> Any:
@@ -218,14 +219,21 @@ def main() -> None:
 
 
 def fetch() -> None:
-    """The sdist cannot be `pip download`ed (its metadata step needs a URL dependency)."""
+    """The sdist cannot be `pip download`ed (its metadata step needs a URL dependency). The version is
+    pinned: every figure of this repository was read on it, and an index may serve another or none."""
     import shutil
     import urllib.request
 
     from pip._internal.models.index import PyPI  # the index pip itself uses
 
     with urllib.request.urlopen(f"{PyPI.pypi_url}/bigbench/json", timeout=60) as response:
-        sdist = next(f for f in json.load(response)["urls"] if f["packagetype"] == "sdist")
+        releases = json.load(response)["releases"]
+    sdist = next((f for f in releases.get(BIGBENCH_VERSION, []) if f["packagetype"] == "sdist"), None)
+    if sdist is None:
+        raise SystemExit(f"{PyPI.pypi_url} serves no sdist of bigbench {BIGBENCH_VERSION} (it lists "
+                         f"{', '.join(sorted(releases)) or 'no release'}): copy "
+                         f"bigbench-{BIGBENCH_VERSION}.tar.gz from a machine that has it and pass it "
+                         "as --bigbench")
     with urllib.request.urlopen(sdist["url"], timeout=600) as response, \
             open(sdist["filename"], "wb") as out:
         shutil.copyfileobj(response, out)
